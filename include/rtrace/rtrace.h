@@ -1,0 +1,12 @@
+/* librtrace: the rtrace format SDK. */
+#ifndef RTRACE_RTRACE_H
+#define RTRACE_RTRACE_H
+
+#include "rtrace/diag.h"
+#include "rtrace/filter.h"
+#include "rtrace/text.h"
+#include "rtrace/trace.h"
+
+#define RTRACE_VERSION "0.1.0"
+
+#endif

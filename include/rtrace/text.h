@@ -1,0 +1,69 @@
+/* The rtrace text protocol (sp-rtrace's format): streaming reader and the
+ * writer that reproduces sp-rtrace's post-processor layout byte for byte. */
+#ifndef RTRACE_TEXT_H
+#define RTRACE_TEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rtrace/diag.h"
+#include "rtrace/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Longest line the reader accepts; longer ones are an error, so that a
+ * binary or corrupt file cannot make the reader buffer without bound. */
+#define RT_TEXT_MAX_LINE (1u << 20)
+
+typedef struct rt_read_opts {
+	/* Keep at most this many frames of each backtrace (0 = all). */
+	uint32_t max_depth;
+	/* Receives each call once its backtrace is known. NULL appends the
+	 * call to the trace. The call's backtrace is already interned. */
+	void (*on_call)(void *ctx, rt_trace *t, const rt_call *c);
+	/* Receives warnings (lines kept as comments, stray frames). */
+	void (*warn)(void *ctx, const rt_diag *d);
+	void *ctx;
+} rt_read_opts;
+
+typedef struct rt_read_stats {
+	uint64_t lines, calls, bytes;
+} rt_read_stats;
+
+/* Read a whole text trace into t. Return 0 on success, -1 on error with
+ * *err filled in; everything read before the error is in t (and was passed
+ * to on_call), so callers can still write a partial result. */
+int rt_text_read_fd(rt_trace *t, int fd, const char *name,
+		    const rt_read_opts *opts, rt_read_stats *stats, rt_diag *err);
+int rt_text_read_mem(rt_trace *t, const char *buf, size_t len, const char *name,
+		     const rt_read_opts *opts, rt_read_stats *stats, rt_diag *err);
+
+enum rt_sort {
+	RT_SORT_SIZE_ASC = 0, /* sp-rtrace's default */
+	RT_SORT_SIZE_DESC,
+	RT_SORT_COUNT_ASC,
+	RT_SORT_COUNT_DESC,
+};
+
+typedef struct rt_write_opts {
+	unsigned filter_bits; /* header filter field, RT_FILTER_* */
+	bool compress;        /* group calls by backtrace */
+	enum rt_sort sort;    /* order of groups when compressing */
+	bool leak_summary;    /* "# Resource - ..." totals at the end */
+	/* Print the context registry; sp-rtrace drops it when a context
+	 * filter was applied. */
+	bool contexts;
+} rt_write_opts;
+
+/* Write t in the text protocol. Return 0, or -errno on a write error. */
+int rt_text_write_fd(const rt_trace *t, int fd, const rt_write_opts *opts);
+/* Same into a malloc'ed buffer (caller frees); for tests and embedding. */
+char *rt_text_write_mem(const rt_trace *t, const rt_write_opts *opts, size_t *len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

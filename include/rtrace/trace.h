@@ -1,0 +1,167 @@
+/* rtrace trace model: everything a resource trace says, independent of the
+ * format it was read from. Readers fill it, filters prune it, writers print
+ * it. Strings and backtraces are interned: one copy per distinct value. */
+#ifndef RTRACE_TRACE_H
+#define RTRACE_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RT_NONE UINT32_MAX
+
+enum rt_call_kind {
+	RT_CALL_DEAD = 0, /* removed by a filter, awaiting compaction */
+	RT_CALL_ALLOC = 1,
+	RT_CALL_FREE = 2,
+};
+
+enum { RT_CALL_HAS_TIMESTAMP = 0x01 };
+
+/* Header filter field bits, in the order the text protocol prints them. */
+enum {
+	RT_FILTER_LEAKS = 0x01,
+	RT_FILTER_COMPRESS = 0x02,
+	RT_FILTER_RESOLVE = 0x04,
+};
+
+/* One function call record (allocation or release of a resource). */
+typedef struct rt_call {
+	uint64_t index;        /* record index as the tracer numbered it */
+	uint64_t res_id;       /* resource identifier (address, fd, ...) */
+	uint64_t size;         /* resource size; 0 for releases */
+	uint64_t timestamp_us; /* microseconds since midnight */
+	uint32_t context;      /* context mask, 0 = no context */
+	uint32_t fn;           /* function name, a string id */
+	uint32_t bt;           /* backtrace id or RT_NONE */
+	uint32_t args;         /* argument block id or RT_NONE */
+	uint8_t res_type;      /* resource registry slot + 1, 0 = untyped */
+	uint8_t kind;          /* enum rt_call_kind */
+	uint8_t flags;         /* RT_CALL_HAS_TIMESTAMP */
+} rt_call;
+
+/* A backtrace frame: return address and, once resolved, the text after it
+ * ("func() at file.c:12", "func() from /lib/x.so", "from /bin/app"). */
+typedef struct rt_frame {
+	uint64_t addr;
+	uint32_t text; /* string id or RT_NONE */
+} rt_frame;
+
+typedef struct rt_kv {
+	const char *key, *value;
+} rt_kv;
+
+typedef struct rt_mmap {
+	const char *module;
+	uint64_t from, to;
+} rt_mmap;
+
+typedef struct rt_context {
+	uint32_t id;
+	const char *name;
+} rt_context;
+
+#define RT_MAX_RESOURCES 32
+
+typedef struct rt_resource {
+	uint32_t mask;     /* registry id as printed: 1 << (n - 1) */
+	const char *type;  /* e.g. "memory" */
+	const char *desc;  /* e.g. "memory allocation in bytes" */
+	const char *flags; /* raw flag list ("refcount"), or NULL */
+	bool refcount;
+	bool removed; /* dropped by a resource filter */
+} rt_resource;
+
+typedef struct rt_comment {
+	uint64_t after; /* index of the last call before it, 0 if none */
+	const char *text;
+} rt_comment;
+
+typedef struct rt_attachment {
+	const char *name, *path;
+} rt_attachment;
+
+typedef struct rt_trace rt_trace;
+
+rt_trace *rt_trace_new(void);
+void rt_trace_free(rt_trace *t);
+
+/* Strings owned by the trace. */
+const char *rt_trace_strdup(rt_trace *t, const char *s, size_t len);
+uint32_t rt_trace_intern(rt_trace *t, const char *s, size_t len);
+const char *rt_trace_str(const rt_trace *t, uint32_t id);
+
+/* Header: ordered key/value pairs. Setting an existing key replaces it. */
+void rt_trace_set_header(rt_trace *t, const char *key, const char *value);
+const char *rt_trace_header(const rt_trace *t, const char *key);
+size_t rt_trace_header_count(const rt_trace *t);
+const rt_kv *rt_trace_header_at(const rt_trace *t, size_t i);
+/* The header's filter field as RT_FILTER_* bits. */
+unsigned rt_trace_filter_bits(const rt_trace *t);
+
+void rt_trace_add_mmap(rt_trace *t, const char *module, uint64_t from, uint64_t to);
+size_t rt_trace_mmap_count(const rt_trace *t);
+const rt_mmap *rt_trace_mmap_at(const rt_trace *t, size_t i);
+
+void rt_trace_add_context(rt_trace *t, uint32_t id, const char *name);
+size_t rt_trace_context_count(const rt_trace *t);
+const rt_context *rt_trace_context_at(const rt_trace *t, size_t i);
+void rt_trace_clear_contexts(rt_trace *t);
+
+/* Returns the slot + 1 of the resource type (as rt_call.res_type), adding
+ * it when new; 0 when the registry is full. */
+uint8_t rt_trace_add_resource(rt_trace *t, uint32_t mask, const char *type,
+			      const char *desc, const char *flags);
+uint8_t rt_trace_find_resource(const rt_trace *t, const char *type, size_t len);
+size_t rt_trace_resource_count(const rt_trace *t);
+rt_resource *rt_trace_resource_at(rt_trace *t, size_t i);
+const rt_resource *rt_trace_resource_get(const rt_trace *t, uint8_t res_type);
+/* Live (not removed) resource types. */
+size_t rt_trace_resource_live(const rt_trace *t);
+
+void rt_trace_add_comment(rt_trace *t, uint64_t after, const char *text, size_t len);
+size_t rt_trace_comment_count(const rt_trace *t);
+const rt_comment *rt_trace_comment_at(const rt_trace *t, size_t i);
+
+void rt_trace_add_attachment(rt_trace *t, const char *name, const char *path);
+size_t rt_trace_attachment_count(const rt_trace *t);
+const rt_attachment *rt_trace_attachment_at(const rt_trace *t, size_t i);
+
+/* Backtraces: each distinct frame sequence is stored once. */
+uint32_t rt_trace_intern_bt(rt_trace *t, const rt_frame *frames, uint32_t n);
+uint32_t rt_trace_bt_count(const rt_trace *t);
+uint32_t rt_trace_bt_len(const rt_trace *t, uint32_t bt);
+const rt_frame *rt_trace_bt_frames(const rt_trace *t, uint32_t bt);
+
+/* Argument blocks ("$name = value" lines of a call). */
+uint32_t rt_trace_add_args(rt_trace *t, const rt_kv *args, uint32_t n);
+uint32_t rt_trace_args_len(const rt_trace *t, uint32_t args);
+const rt_kv *rt_trace_args_at(const rt_trace *t, uint32_t args);
+void rt_trace_release_args(rt_trace *t, uint32_t args);
+
+/* Calls, in record order. Pointers stay valid until the next append or
+ * compaction. */
+rt_call *rt_trace_append_call(rt_trace *t, const rt_call *c);
+size_t rt_trace_call_count(const rt_trace *t);
+rt_call *rt_trace_calls(rt_trace *t);
+const rt_call *rt_trace_calls_const(const rt_trace *t);
+/* Marks a call removed; its arguments are released at once. */
+void rt_trace_kill_call(rt_trace *t, rt_call *c);
+size_t rt_trace_dead_count(const rt_trace *t);
+/* Drops removed calls, keeping order. Returns how many remain. */
+size_t rt_trace_compact(rt_trace *t);
+/* Sorts calls by index when a reader saw them out of order. */
+void rt_trace_sort_calls(rt_trace *t);
+
+/* Timestamp precision used when printing: 3 (ms, sp-rtrace) or 6 (us). */
+void rt_trace_set_ts_digits(rt_trace *t, int digits);
+int rt_trace_ts_digits(const rt_trace *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,47 @@
+/* rtrace: resource-consumption tracer and report toolchain. */
+#include "cli.h"
+#include "rtrace/rtrace.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct subcommand {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+} subcommands[] = {
+	{"postproc", cmd_postproc,
+	 "filter leaks, group by backtrace, select contexts in a text trace"},
+};
+
+static void usage(FILE *fp)
+{
+	fprintf(fp, "usage: rtrace <command> [options]\n"
+		    "       rtrace --help | --version\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof subcommands / sizeof *subcommands; i++)
+		fprintf(fp, "  %-10s %s\n", subcommands[i].name, subcommands[i].summary);
+	fprintf(fp, "\n'rtrace <command> --help' describes a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return RT_EXIT_USAGE;
+	}
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+		usage(stdout);
+		return RT_EXIT_OK;
+	}
+	if (!strcmp(cmd, "--version")) {
+		printf("rtrace %s\n", RTRACE_VERSION);
+		return RT_EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof subcommands / sizeof *subcommands; i++)
+		if (!strcmp(cmd, subcommands[i].name))
+			return subcommands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "rtrace: error: unknown command '%s'\n", cmd);
+	usage(stderr);
+	return RT_EXIT_USAGE;
+}

@@ -1,0 +1,76 @@
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+bool cli_quiet;
+
+static void vreport(const char *prefix, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fprintf(stderr, "rtrace: %s", prefix);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport("error: ", fmt, ap);
+	va_end(ap);
+	exit(RT_EXIT_DATA);
+}
+
+void die_usage(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport("error: ", fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "Try 'rtrace %s --help'.\n", cmd);
+	exit(RT_EXIT_USAGE);
+}
+
+void error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport("error: ", fmt, ap);
+	va_end(ap);
+}
+
+void warning(const char *fmt, ...)
+{
+	if (cli_quiet)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vreport("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void info(const char *fmt, ...)
+{
+	if (cli_quiet)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vreport("", fmt, ap);
+	va_end(ap);
+}
+
+bool cli_parse_u64(const char *s, int base, uint64_t *v)
+{
+	char *end;
+	if (!s || !*s || *s == '-' || *s == '+')
+		return false;
+	errno = 0;
+	unsigned long long x = strtoull(s, &end, base);
+	if (errno || *end)
+		return false;
+	*v = x;
+	return true;
+}

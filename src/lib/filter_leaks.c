@@ -1,0 +1,145 @@
+/* Streaming leak filter. Live allocations sit in the trace's call array in
+ * trace order; a hash table maps (resource type, resource id) to their
+ * position. Released allocations are marked dead and the array is
+ * compacted once dead entries outnumber live ones, so memory follows the
+ * live set, not the length of the trace. */
+#include "rtrace/filter.h"
+#include "util.h"
+
+#include <stdlib.h>
+
+typedef struct entry {
+	uint64_t res_id;
+	uint32_t pos;  /* call position in the trace */
+	uint32_t refs; /* allocations of a refcount resource */
+	uint8_t type;
+	bool used;
+} entry;
+
+struct rt_leaks {
+	entry *slots;
+	size_t nslots, n;
+};
+
+rt_leaks *rt_leaks_new(void)
+{
+	rt_leaks *l = rt_xcalloc(1, sizeof *l);
+	l->nslots = 1024;
+	l->slots = rt_xcalloc(l->nslots, sizeof *l->slots);
+	return l;
+}
+
+void rt_leaks_free(rt_leaks *l)
+{
+	if (l)
+		free(l->slots);
+	free(l);
+}
+
+size_t rt_leaks_live(const rt_leaks *l) { return l->n; }
+
+static size_t slot_of(const rt_leaks *l, uint8_t type, uint64_t id)
+{
+	return rt_mix64(id ^ ((uint64_t)type << 56)) & (l->nslots - 1);
+}
+
+static entry *find(rt_leaks *l, uint8_t type, uint64_t id)
+{
+	for (size_t i = slot_of(l, type, id);; i = (i + 1) & (l->nslots - 1)) {
+		entry *e = &l->slots[i];
+		if (!e->used)
+			return NULL;
+		if (e->res_id == id && e->type == type)
+			return e;
+	}
+}
+
+static entry *insert(rt_leaks *l, uint8_t type, uint64_t id);
+
+static void grow(rt_leaks *l)
+{
+	entry *old = l->slots;
+	size_t nold = l->nslots;
+	l->nslots *= 2;
+	l->slots = rt_xcalloc(l->nslots, sizeof *l->slots);
+	l->n = 0;
+	for (size_t i = 0; i < nold; i++)
+		if (old[i].used)
+			*insert(l, old[i].type, old[i].res_id) = old[i];
+	free(old);
+}
+
+static entry *insert(rt_leaks *l, uint8_t type, uint64_t id)
+{
+	if ((l->n + 1) * 10 > l->nslots * 7)
+		grow(l);
+	size_t i = slot_of(l, type, id);
+	while (l->slots[i].used)
+		i = (i + 1) & (l->nslots - 1);
+	entry *e = &l->slots[i];
+	e->used = true;
+	e->res_id = id;
+	e->type = type;
+	l->n++;
+	return e;
+}
+
+/* Linear-probing deletion by backward shift: no tombstones to age. */
+static void erase(rt_leaks *l, entry *e)
+{
+	size_t mask = l->nslots - 1, i = (size_t)(e - l->slots);
+	for (size_t j = (i + 1) & mask; l->slots[j].used; j = (j + 1) & mask) {
+		size_t home = slot_of(l, l->slots[j].type, l->slots[j].res_id);
+		/* move j into the hole at i if its home is not in (i, j] */
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			l->slots[i] = l->slots[j];
+			i = j;
+		}
+	}
+	l->slots[i].used = false;
+	l->n--;
+}
+
+static void compact(rt_leaks *l, rt_trace *t)
+{
+	rt_call *calls = rt_trace_calls(t);
+	size_t n = rt_trace_call_count(t), j = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (calls[i].kind == RT_CALL_DEAD)
+			continue;
+		entry *e = find(l, calls[i].res_type, calls[i].res_id);
+		if (e && e->pos == i)
+			e->pos = (uint32_t)j;
+		j++;
+	}
+	rt_trace_compact(t);
+}
+
+void rt_leaks_feed(rt_leaks *l, rt_trace *t, const rt_call *c)
+{
+	const rt_resource *r = rt_trace_resource_get(t, c->res_type);
+	entry *e = find(l, c->res_type, c->res_id);
+	if (c->kind == RT_CALL_ALLOC) {
+		if (e && r && r->refcount) {
+			e->refs++;
+			return;
+		}
+		/* a repeated id of a plain resource: the earlier allocation was
+		 * never released as far as the trace knows, so it stays a leak */
+		if (!e)
+			e = insert(l, c->res_type, c->res_id);
+		e->pos = (uint32_t)rt_trace_call_count(t);
+		e->refs = 1;
+		rt_trace_append_call(t, c);
+		return;
+	}
+	if (c->kind != RT_CALL_FREE || !e)
+		return;
+	if (--e->refs == 0 || !(r && r->refcount)) {
+		rt_trace_kill_call(t, &rt_trace_calls(t)[e->pos]);
+		erase(l, e);
+	}
+	size_t dead = rt_trace_dead_count(t);
+	if (dead > 4096 && dead * 2 > rt_trace_call_count(t))
+		compact(l, t);
+}

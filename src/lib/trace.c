@@ -1,0 +1,395 @@
+/* The trace model: registries, interned strings and backtraces, calls. */
+#include "rtrace/trace.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct rt_bt {
+	uint64_t off; /* into frames[] */
+	uint32_t n;
+	uint32_t hash;
+} rt_bt;
+
+typedef struct rt_argblock {
+	uint32_t n;
+	rt_kv *kv; /* n entries; strings are in the same allocation */
+} rt_argblock;
+
+struct rt_trace {
+	rt_arena arena;
+	rt_strtab strs;
+
+	rt_kv *header;
+	size_t nheader, cheader;
+	rt_mmap *mmaps;
+	size_t nmmaps, cmmaps;
+	rt_context *contexts;
+	size_t ncontexts, ccontexts;
+	rt_resource resources[RT_MAX_RESOURCES];
+	size_t nresources;
+	rt_comment *comments;
+	size_t ncomments, ccomments;
+	rt_attachment *attachments;
+	size_t nattachments, cattachments;
+
+	rt_frame *frames;
+	size_t nframes, cframes;
+	rt_bt *bts;
+	size_t nbts, cbts;
+	uint32_t *bt_slots; /* bt id + 1, 0 = empty */
+	size_t nbt_slots;
+
+	rt_argblock *args;
+	size_t nargs, cargs;
+	uint32_t *free_args;
+	size_t nfree_args, cfree_args;
+
+	rt_call *calls;
+	size_t ncalls, ccalls, ndead;
+	int ts_digits;
+};
+
+rt_trace *rt_trace_new(void)
+{
+	rt_trace *t = rt_xcalloc(1, sizeof *t);
+	rt_arena_init(&t->arena);
+	rt_strtab_init(&t->strs, &t->arena);
+	t->ts_digits = 3;
+	return t;
+}
+
+void rt_trace_free(rt_trace *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->nargs; i++)
+		free(t->args[i].kv);
+	free(t->args);
+	free(t->free_args);
+	free(t->header);
+	free(t->mmaps);
+	free(t->contexts);
+	free(t->comments);
+	free(t->attachments);
+	free(t->frames);
+	free(t->bts);
+	free(t->bt_slots);
+	free(t->calls);
+	rt_strtab_free(&t->strs);
+	rt_arena_free(&t->arena);
+	free(t);
+}
+
+const char *rt_trace_strdup(rt_trace *t, const char *s, size_t len)
+{
+	return rt_arena_strndup(&t->arena, s, len);
+}
+
+uint32_t rt_trace_intern(rt_trace *t, const char *s, size_t len)
+{
+	return rt_strtab_intern(&t->strs, s, len);
+}
+
+const char *rt_trace_str(const rt_trace *t, uint32_t id)
+{
+	return id < t->strs.n ? t->strs.strs[id] : "";
+}
+
+static const char *dup0(rt_trace *t, const char *s)
+{
+	return s ? rt_arena_strndup(&t->arena, s, strlen(s)) : NULL;
+}
+
+void rt_trace_set_header(rt_trace *t, const char *key, const char *value)
+{
+	for (size_t i = 0; i < t->nheader; i++) {
+		if (strcmp(t->header[i].key, key) == 0) {
+			t->header[i].value = dup0(t, value);
+			return;
+		}
+	}
+	rt_kv kv = {dup0(t, key), dup0(t, value)};
+	RT_PUSH(t->header, t->nheader, t->cheader, kv);
+}
+
+const char *rt_trace_header(const rt_trace *t, const char *key)
+{
+	for (size_t i = 0; i < t->nheader; i++)
+		if (strcmp(t->header[i].key, key) == 0)
+			return t->header[i].value;
+	return NULL;
+}
+
+size_t rt_trace_header_count(const rt_trace *t) { return t->nheader; }
+const rt_kv *rt_trace_header_at(const rt_trace *t, size_t i) { return &t->header[i]; }
+
+unsigned rt_trace_filter_bits(const rt_trace *t)
+{
+	const char *f = rt_trace_header(t, "filter");
+	unsigned bits = 0;
+	if (!f)
+		return 0;
+	/* sp-rtrace matches the tags anywhere in the field */
+	if (strstr(f, "leaks"))
+		bits |= RT_FILTER_LEAKS;
+	if (strstr(f, "compress"))
+		bits |= RT_FILTER_COMPRESS;
+	if (strstr(f, "resolve"))
+		bits |= RT_FILTER_RESOLVE;
+	return bits;
+}
+
+void rt_trace_add_mmap(rt_trace *t, const char *module, uint64_t from, uint64_t to)
+{
+	rt_mmap m = {dup0(t, module), from, to};
+	RT_PUSH(t->mmaps, t->nmmaps, t->cmmaps, m);
+}
+
+size_t rt_trace_mmap_count(const rt_trace *t) { return t->nmmaps; }
+const rt_mmap *rt_trace_mmap_at(const rt_trace *t, size_t i) { return &t->mmaps[i]; }
+
+void rt_trace_add_context(rt_trace *t, uint32_t id, const char *name)
+{
+	rt_context c = {id, dup0(t, name)};
+	RT_PUSH(t->contexts, t->ncontexts, t->ccontexts, c);
+}
+
+size_t rt_trace_context_count(const rt_trace *t) { return t->ncontexts; }
+const rt_context *rt_trace_context_at(const rt_trace *t, size_t i) { return &t->contexts[i]; }
+void rt_trace_clear_contexts(rt_trace *t) { t->ncontexts = 0; }
+
+uint8_t rt_trace_find_resource(const rt_trace *t, const char *type, size_t len)
+{
+	for (size_t i = 0; i < t->nresources; i++) {
+		const char *rt = t->resources[i].type;
+		if (strlen(rt) == len && memcmp(rt, type, len) == 0)
+			return (uint8_t)(i + 1);
+	}
+	return 0;
+}
+
+uint8_t rt_trace_add_resource(rt_trace *t, uint32_t mask, const char *type,
+			      const char *desc, const char *flags)
+{
+	uint8_t have = rt_trace_find_resource(t, type, strlen(type));
+	if (have)
+		return have;
+	if (t->nresources == RT_MAX_RESOURCES)
+		return 0;
+	rt_resource *r = &t->resources[t->nresources++];
+	r->mask = mask;
+	r->type = dup0(t, type);
+	r->desc = dup0(t, desc ? desc : "");
+	r->flags = dup0(t, flags);
+	r->refcount = flags && strstr(flags, "refcount");
+	r->removed = false;
+	return (uint8_t)t->nresources;
+}
+
+size_t rt_trace_resource_count(const rt_trace *t) { return t->nresources; }
+rt_resource *rt_trace_resource_at(rt_trace *t, size_t i) { return &t->resources[i]; }
+
+const rt_resource *rt_trace_resource_get(const rt_trace *t, uint8_t res_type)
+{
+	return res_type && res_type <= t->nresources ? &t->resources[res_type - 1] : NULL;
+}
+
+size_t rt_trace_resource_live(const rt_trace *t)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->nresources; i++)
+		n += !t->resources[i].removed;
+	return n;
+}
+
+void rt_trace_add_comment(rt_trace *t, uint64_t after, const char *text, size_t len)
+{
+	rt_comment c = {after, rt_arena_strndup(&t->arena, text, len)};
+	RT_PUSH(t->comments, t->ncomments, t->ccomments, c);
+}
+
+size_t rt_trace_comment_count(const rt_trace *t) { return t->ncomments; }
+const rt_comment *rt_trace_comment_at(const rt_trace *t, size_t i) { return &t->comments[i]; }
+
+void rt_trace_add_attachment(rt_trace *t, const char *name, const char *path)
+{
+	rt_attachment a = {dup0(t, name), dup0(t, path)};
+	RT_PUSH(t->attachments, t->nattachments, t->cattachments, a);
+}
+
+size_t rt_trace_attachment_count(const rt_trace *t) { return t->nattachments; }
+const rt_attachment *rt_trace_attachment_at(const rt_trace *t, size_t i) { return &t->attachments[i]; }
+
+/* --- backtraces --- */
+
+static uint32_t bt_hash(const rt_frame *f, uint32_t n)
+{
+	uint64_t h = 0x2545f4914f6cdd1dULL + n;
+	for (uint32_t i = 0; i < n; i++)
+		h = rt_mix64(h ^ f[i].addr ^ ((uint64_t)f[i].text << 40));
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+static void bt_rehash(rt_trace *t)
+{
+	size_t nslots = t->nbt_slots ? t->nbt_slots * 2 : 1024;
+	uint32_t *slots = rt_xcalloc(nslots, sizeof *slots);
+	for (size_t id = 0; id < t->nbts; id++) {
+		size_t i = t->bts[id].hash & (nslots - 1);
+		while (slots[i])
+			i = (i + 1) & (nslots - 1);
+		slots[i] = (uint32_t)id + 1;
+	}
+	free(t->bt_slots);
+	t->bt_slots = slots;
+	t->nbt_slots = nslots;
+}
+
+static bool bt_equal(const rt_trace *t, const rt_bt *b, const rt_frame *f, uint32_t n)
+{
+	if (b->n != n)
+		return false;
+	const rt_frame *g = t->frames + b->off;
+	for (uint32_t i = 0; i < n; i++)
+		if (g[i].addr != f[i].addr || g[i].text != f[i].text)
+			return false;
+	return true;
+}
+
+uint32_t rt_trace_intern_bt(rt_trace *t, const rt_frame *frames, uint32_t n)
+{
+	if ((t->nbts + 1) * 2 > t->nbt_slots)
+		bt_rehash(t);
+	uint32_t h = bt_hash(frames, n);
+	size_t mask = t->nbt_slots - 1, i = h & mask;
+	for (; t->bt_slots[i]; i = (i + 1) & mask) {
+		rt_bt *b = &t->bts[t->bt_slots[i] - 1];
+		if (b->hash == h && bt_equal(t, b, frames, n))
+			return t->bt_slots[i] - 1;
+	}
+	rt_grow((void **)&t->frames, &t->cframes, t->nframes + n, sizeof *t->frames);
+	memcpy(t->frames + t->nframes, frames, n * sizeof *frames);
+	rt_bt b = {t->nframes, n, h};
+	t->nframes += n;
+	RT_PUSH(t->bts, t->nbts, t->cbts, b);
+	t->bt_slots[i] = (uint32_t)t->nbts;
+	return (uint32_t)t->nbts - 1;
+}
+
+uint32_t rt_trace_bt_count(const rt_trace *t) { return (uint32_t)t->nbts; }
+
+uint32_t rt_trace_bt_len(const rt_trace *t, uint32_t bt)
+{
+	return bt < t->nbts ? t->bts[bt].n : 0;
+}
+
+const rt_frame *rt_trace_bt_frames(const rt_trace *t, uint32_t bt)
+{
+	return bt < t->nbts ? t->frames + t->bts[bt].off : NULL;
+}
+
+/* --- argument blocks --- */
+
+uint32_t rt_trace_add_args(rt_trace *t, const rt_kv *args, uint32_t n)
+{
+	size_t bytes = n * sizeof(rt_kv);
+	for (uint32_t i = 0; i < n; i++)
+		bytes += strlen(args[i].key) + strlen(args[i].value) + 2;
+	rt_kv *kv = rt_xmalloc(bytes);
+	char *s = (char *)(kv + n);
+	for (uint32_t i = 0; i < n; i++) {
+		size_t kl = strlen(args[i].key) + 1, vl = strlen(args[i].value) + 1;
+		kv[i].key = memcpy(s, args[i].key, kl);
+		s += kl;
+		kv[i].value = memcpy(s, args[i].value, vl);
+		s += vl;
+	}
+	uint32_t id;
+	if (t->nfree_args)
+		id = t->free_args[--t->nfree_args];
+	else {
+		rt_argblock empty = {0, NULL};
+		RT_PUSH(t->args, t->nargs, t->cargs, empty);
+		id = (uint32_t)t->nargs - 1;
+	}
+	t->args[id].n = n;
+	t->args[id].kv = kv;
+	return id;
+}
+
+uint32_t rt_trace_args_len(const rt_trace *t, uint32_t id)
+{
+	return id < t->nargs ? t->args[id].n : 0;
+}
+
+const rt_kv *rt_trace_args_at(const rt_trace *t, uint32_t id)
+{
+	return id < t->nargs ? t->args[id].kv : NULL;
+}
+
+void rt_trace_release_args(rt_trace *t, uint32_t id)
+{
+	if (id >= t->nargs || !t->args[id].kv)
+		return;
+	free(t->args[id].kv);
+	t->args[id].kv = NULL;
+	t->args[id].n = 0;
+	RT_PUSH(t->free_args, t->nfree_args, t->cfree_args, id);
+}
+
+/* --- calls --- */
+
+rt_call *rt_trace_append_call(rt_trace *t, const rt_call *c)
+{
+	RT_PUSH(t->calls, t->ncalls, t->ccalls, *c);
+	return &t->calls[t->ncalls - 1];
+}
+
+size_t rt_trace_call_count(const rt_trace *t) { return t->ncalls; }
+rt_call *rt_trace_calls(rt_trace *t) { return t->calls; }
+const rt_call *rt_trace_calls_const(const rt_trace *t) { return t->calls; }
+
+void rt_trace_kill_call(rt_trace *t, rt_call *c)
+{
+	if (c->kind == RT_CALL_DEAD)
+		return;
+	if (c->args != RT_NONE)
+		rt_trace_release_args(t, c->args);
+	c->args = RT_NONE;
+	c->kind = RT_CALL_DEAD;
+	t->ndead++;
+}
+
+size_t rt_trace_dead_count(const rt_trace *t) { return t->ndead; }
+
+size_t rt_trace_compact(rt_trace *t)
+{
+	size_t j = 0;
+	for (size_t i = 0; i < t->ncalls; i++)
+		if (t->calls[i].kind != RT_CALL_DEAD)
+			t->calls[j++] = t->calls[i];
+	t->ncalls = j;
+	t->ndead = 0;
+	return j;
+}
+
+static int call_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const rt_call *)a)->index, y = ((const rt_call *)b)->index;
+	return x < y ? -1 : x > y;
+}
+
+void rt_trace_sort_calls(rt_trace *t)
+{
+	for (size_t i = 1; i < t->ncalls; i++) {
+		if (t->calls[i].index < t->calls[i - 1].index) {
+			/* qsort is not stable; equal indices keep no order anyway */
+			qsort(t->calls, t->ncalls, sizeof *t->calls, call_cmp);
+			return;
+		}
+	}
+}
+
+void rt_trace_set_ts_digits(rt_trace *t, int digits) { t->ts_digits = digits; }
+int rt_trace_ts_digits(const rt_trace *t) { return t->ts_digits; }

@@ -1,0 +1,169 @@
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Out of memory is not recoverable for a post-processor holding a model:
+ * fail loudly instead of returning half-built data. */
+static void rt_oom(size_t n)
+{
+	fprintf(stderr, "rtrace: out of memory (allocating %zu bytes)\n", n);
+	abort();
+}
+
+void *rt_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		rt_oom(n);
+	return p;
+}
+
+void *rt_xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		rt_oom(n * size);
+	return p;
+}
+
+void *rt_xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		rt_oom(n);
+	return p;
+}
+
+char *rt_xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	return memcpy(rt_xmalloc(n), s, n);
+}
+
+void rt_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return;
+	size_t ncap = *cap < 16 ? 16 : *cap + *cap / 2;
+	if (ncap < need)
+		ncap = need;
+	*p = rt_xrealloc(*p, ncap * elem);
+	*cap = ncap;
+}
+
+struct rt_arena_chunk {
+	struct rt_arena_chunk *next;
+	max_align_t data[];
+};
+
+#define RT_ARENA_CHUNK (256 * 1024)
+
+void rt_arena_init(rt_arena *a)
+{
+	a->head = NULL;
+	a->cur = a->end = NULL;
+}
+
+void rt_arena_free(rt_arena *a)
+{
+	struct rt_arena_chunk *c = a->head;
+	while (c) {
+		struct rt_arena_chunk *next = c->next;
+		free(c);
+		c = next;
+	}
+	rt_arena_init(a);
+}
+
+void *rt_arena_alloc(rt_arena *a, size_t n)
+{
+	n = (n + 15) & ~(size_t)15;
+	if ((size_t)(a->end - a->cur) < n) {
+		size_t sz = n > RT_ARENA_CHUNK / 4 ? n : RT_ARENA_CHUNK;
+		struct rt_arena_chunk *c = rt_xmalloc(sizeof *c + sz);
+		c->next = a->head;
+		a->head = c;
+		a->cur = (char *)c->data;
+		a->end = a->cur + sz;
+	}
+	void *p = a->cur;
+	a->cur += n;
+	return p;
+}
+
+char *rt_arena_strndup(rt_arena *a, const char *s, size_t n)
+{
+	char *p = rt_arena_alloc(a, n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+uint64_t rt_hash_bytes(const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
+	while (n >= 8) {
+		uint64_t w;
+		memcpy(&w, s, 8);
+		h = rt_mix64(h ^ w);
+		s += 8;
+		n -= 8;
+	}
+	uint64_t w = 0;
+	memcpy(&w, s, n);
+	return rt_mix64(h ^ w ^ 0x5bd1e995);
+}
+
+void rt_strtab_init(rt_strtab *t, rt_arena *arena)
+{
+	memset(t, 0, sizeof *t);
+	t->arena = arena;
+}
+
+void rt_strtab_free(rt_strtab *t)
+{
+	free(t->strs);
+	free(t->lens);
+	free(t->slots);
+	memset(t, 0, sizeof *t);
+}
+
+static void strtab_rehash(rt_strtab *t)
+{
+	size_t nslots = t->nslots ? t->nslots * 2 : 64;
+	uint32_t *slots = rt_xcalloc(nslots, sizeof *slots);
+	for (size_t id = 0; id < t->n; id++) {
+		size_t i = rt_hash_bytes(t->strs[id], t->lens[id]) & (nslots - 1);
+		while (slots[i])
+			i = (i + 1) & (nslots - 1);
+		slots[i] = (uint32_t)id + 1;
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->nslots = nslots;
+}
+
+uint32_t rt_strtab_intern(rt_strtab *t, const char *s, size_t len)
+{
+	if ((t->n + 1) * 2 > t->nslots)
+		strtab_rehash(t);
+	size_t i = rt_hash_bytes(s, len) & (t->nslots - 1);
+	for (; t->slots[i]; i = (i + 1) & (t->nslots - 1)) {
+		uint32_t id = t->slots[i] - 1;
+		if (t->lens[id] == len && memcmp(t->strs[id], s, len) == 0)
+			return id;
+	}
+	if (t->n == t->cap) {
+		size_t cap = t->cap;
+		rt_grow((void **)&t->strs, &cap, t->n + 1, sizeof *t->strs);
+		rt_grow((void **)&t->lens, &t->cap, t->n + 1, sizeof *t->lens);
+	}
+	uint32_t id = (uint32_t)t->n++;
+	t->strs[id] = rt_arena_strndup(t->arena, s, len);
+	t->lens[id] = (uint32_t)len;
+	t->slots[i] = id + 1;
+	return id;
+}

@@ -1,0 +1,62 @@
+/* Internal helpers of librtrace: allocation that cannot fail silently,
+ * growable arrays, an arena for model strings and a string interner. */
+#ifndef RT_UTIL_H
+#define RT_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+void *rt_xmalloc(size_t n);
+void *rt_xcalloc(size_t n, size_t size);
+void *rt_xrealloc(void *p, size_t n);
+char *rt_xstrdup(const char *s);
+
+/* Ensures *cap >= need for an array of elem-sized items, growing by 1.5x. */
+void rt_grow(void **p, size_t *cap, size_t need, size_t elem);
+
+#define RT_PUSH(arr, n, cap, value)                                        \
+	do {                                                               \
+		if ((n) == (cap))                                          \
+			rt_grow((void **)&(arr), &(cap), (n) + 1, sizeof *(arr)); \
+		(arr)[(n)++] = (value);                                    \
+	} while (0)
+
+/* Bump allocator: everything parsed into a model lives until the model dies. */
+typedef struct rt_arena {
+	struct rt_arena_chunk *head;
+	char *cur, *end;
+} rt_arena;
+
+void rt_arena_init(rt_arena *a);
+void rt_arena_free(rt_arena *a);
+void *rt_arena_alloc(rt_arena *a, size_t n);
+char *rt_arena_strndup(rt_arena *a, const char *s, size_t n);
+
+/* String interner: equal strings get the same small id; ids index strs[]. */
+typedef struct rt_strtab {
+	rt_arena *arena;
+	const char **strs;
+	uint32_t *lens;
+	size_t n, cap;
+	uint32_t *slots; /* id + 1, 0 = empty */
+	size_t nslots;
+} rt_strtab;
+
+void rt_strtab_init(rt_strtab *t, rt_arena *arena);
+void rt_strtab_free(rt_strtab *t);
+uint32_t rt_strtab_intern(rt_strtab *t, const char *s, size_t len);
+
+static inline uint64_t rt_mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+uint64_t rt_hash_bytes(const void *p, size_t n);
+
+#endif
