@@ -332,10 +332,17 @@ int cmd_postproc(int argc, char **argv)
 		rt_diag_format(&err, buf, sizeof buf);
 		error("%s", buf);
 	}
+	if (rc && rt_trace_header_count(t) == 0) {
+		/* nothing usable was read: writing an empty trace would mislead */
+		rt_trace_free(t);
+		return RT_EXIT_DATA;
+	}
+	if (o.by_resource)
+		rt_filter_resources(t, o.resource_mask);
 	select_calls(t, &o);
 	int wrc = write_result(t, &o);
 	if (rc && !wrc)
-		info("note: the output is partial: it holds the %" PRIu64 " call record(s) read before the error",
+		info("note: the output is partial: it holds what was read before the error (%" PRIu64 " call record(s))",
 		     st.calls);
 	rt_trace_free(t);
 	return rc || wrc ? RT_EXIT_DATA : RT_EXIT_OK;

@@ -581,6 +581,17 @@ static int parser_finish(parser *p, rt_read_stats *stats, int rc)
 	return rc;
 }
 
+/* Every writer ends lines with '\n': a last line without one was cut off
+ * (the program or the copy was killed), and even a cut frame address still
+ * parses, so it is reported instead of being trusted. */
+static int truncated(parser *p, const char *line, const char *end)
+{
+	p->line++;
+	return fail(p, line, end,
+		    "expected '\\n' ending the line, found end of file (truncated trace; "
+		    "the incomplete last line is dropped)");
+}
+
 static int feed_line(parser *p, const char *line, const char *end)
 {
 	p->line++;
@@ -614,7 +625,7 @@ int rt_text_read_mem(rt_trace *t, const char *buf, size_t len, const char *name,
 	int rc = 0;
 	size_t used = feed_lines(&p, buf, len, &rc);
 	if (!rc && used < len)
-		rc = feed_line(&p, buf + used, buf + len);
+		rc = truncated(&p, buf + used, buf + len);
 	p.stats.bytes = len;
 	return parser_finish(&p, stats, rc);
 }
@@ -650,7 +661,7 @@ int rt_text_read_fd(rt_trace *t, int fd, const char *name,
 		}
 		if (r == 0) {
 			if (len)
-				rc = feed_line(&p, buf, buf + len);
+				rc = truncated(&p, buf, buf + len);
 			break;
 		}
 		p.stats.bytes += (uint64_t)r;
