@@ -15,7 +15,9 @@ extern "C" {
 /* Streaming leak filter: feed calls in trace order; allocations whose
  * resource is released later are dropped as soon as the release is seen,
  * releases are never kept. Memory stays proportional to live resources.
- * Resource types flagged refcount count repeated allocations of one id. */
+ * Resource types flagged refcount count repeated allocations of one id.
+ * The filter owns each fed call's argument block (kept or released), and
+ * remembers call positions: do not compact the trace while feeding. */
 typedef struct rt_leaks rt_leaks;
 
 rt_leaks *rt_leaks_new(void);

@@ -190,8 +190,10 @@ static void on_call(void *ctx, rt_trace *t, const rt_call *c)
 	sink *s = ctx;
 	if (s->o->by_resource) {
 		const rt_resource *r = rt_trace_resource_get(t, c->res_type);
-		if (r && !(r->mask & s->o->resource_mask))
+		if (r && !(r->mask & s->o->resource_mask)) {
+			rt_trace_release_args(t, c->args);
 			return;
+		}
 	}
 	if (s->leaks)
 		rt_leaks_feed(s->leaks, t, c);

@@ -122,6 +122,7 @@ void rt_leaks_feed(rt_leaks *l, rt_trace *t, const rt_call *c)
 	if (c->kind == RT_CALL_ALLOC) {
 		if (e && r && r->refcount) {
 			e->refs++;
+			rt_trace_release_args(t, c->args);
 			return;
 		}
 		/* a repeated id of a plain resource: the earlier allocation was
@@ -133,6 +134,8 @@ void rt_leaks_feed(rt_leaks *l, rt_trace *t, const rt_call *c)
 		rt_trace_append_call(t, c);
 		return;
 	}
+	/* releases are never kept: the call's arguments go with it */
+	rt_trace_release_args(t, c->args);
 	if (c->kind != RT_CALL_FREE || !e)
 		return;
 	if (--e->refs == 0 || !(r && r->refcount)) {

@@ -138,6 +138,19 @@ static const char *parse_addr(const char *s, const char *end, uint64_t *v)
 	return parse_hex(s + 2, end, v);
 }
 
+/* Free text that is stored (names, paths, comments) must be text: numbers
+ * and punctuation are checked by the grammar itself, so only these fields
+ * pay for a byte scan, and binary data is still caught on its first line. */
+static int check_text(parser *p, const char *line, const char *s, const char *end)
+{
+	for (; s < end; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch < 0x20 && ch != '\t')
+			return fail(p, line, s, "expected text, found byte 0x%02x (binary data?)", ch);
+	}
+	return 0;
+}
+
 /* --- pending call group --- */
 
 static void flush_args(parser *p)
@@ -179,9 +192,11 @@ static void flush_group(parser *p)
 static int parse_frame(parser *p, const char *line, const char *end)
 {
 	uint64_t addr;
-	const char *s = parse_addr(line + 1, end, &addr);
-	if (!s)
+	if (!has_prefix(line + 1, end, "0x"))
 		EXPECTED(p, line, line + 1, end, "a frame address '0x...' or an argument '$name = value'");
+	const char *s = parse_hex(line + 3, end, &addr);
+	if (!s)
+		EXPECTED(p, line, line + 3, end, "at most 16 hexadecimal digits of a frame address");
 	rt_frame f = {addr, RT_NONE};
 	if (s < end) {
 		if (*s != ' ')
@@ -189,6 +204,8 @@ static int parse_frame(parser *p, const char *line, const char *end)
 		s++;
 		if (s == end)
 			EXPECTED(p, line, s, end, "the resolved name after the space");
+		if (check_text(p, line, s, end))
+			return -1;
 		f.text = rt_trace_intern(p->t, s, (size_t)(end - s));
 	}
 	if (!p->npending) {
@@ -213,6 +230,8 @@ static int parse_arg(parser *p, const char *line, const char *end)
 	if (!has_prefix(s, end, " = "))
 		EXPECTED(p, line, s, end, "' = ' after the argument name");
 	const char *value = s + 3;
+	if (check_text(p, line, name, end))
+		return -1;
 	if (!p->npending) {
 		warn(p, 1, "argument without a preceding call record; ignored");
 		return 0;
@@ -299,7 +318,8 @@ static int parse_call(parser *p, const char *line, const char *end, const char *
 {
 	rt_call c = {0};
 	c.bt = c.args = RT_NONE;
-	parse_dec(line, end, &c.index);
+	if (parse_dec(line, end, &c.index) != s)
+		return fail(p, line, line, "expected a record index below 2^64");
 	s += 2; /* ". " */
 	if (s < end && *s == '@') {
 		uint64_t ctx;
@@ -346,6 +366,8 @@ static int parse_call(parser *p, const char *line, const char *end, const char *
 	}
 	if (name_end == s)
 		return fail(p, line, s, "expected a function name");
+	if (check_text(p, line, s, name_end))
+		return -1;
 	c.fn = rt_trace_intern(p->t, s, (size_t)(name_end - s));
 	if (parse_call_tail(p, line, paren, end, &c))
 		return -1;
@@ -508,19 +530,16 @@ static int parse_line(parser *p, const char *line, const char *end)
 {
 	if (end > line && end[-1] == '\r')
 		end--;
-	for (const char *q = line; q < end; q++) {
-		unsigned char ch = (unsigned char)*q;
-		if (ch < 0x20 && ch != '\t')
-			return fail(p, line, q, "expected text, found byte 0x%02x (binary data?)", ch);
-	}
 	if (!p->header_done) {
 		p->header_done = true;
+		if (check_text(p, line, line, end))
+			return -1;
 		return parse_header(p, line, end);
 	}
 	size_t n = (size_t)(end - line);
 	char c0 = n ? line[0] : '\0';
 	if (c0 == '#' && n > 1 && line[1] == ' ')
-		return 0; /* temporary comment */
+		return check_text(p, line, line, end); /* temporary comment: dropped */
 	if (c0 == '\t') {
 		if (n > 1 && line[1] == '$')
 			return parse_arg(p, line, end);
@@ -537,6 +556,8 @@ static int parse_line(parser *p, const char *line, const char *end)
 	flush_group(p);
 	if (n == 0)
 		return 0;
+	if (check_text(p, line, line, end))
+		return -1;
 	if (c0 == ':' && n > 1 && line[1] == ' ')
 		return parse_mmap(p, line, end);
 	if (c0 == '@' && n > 1 && line[1] == ' ')

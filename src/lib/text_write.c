@@ -152,7 +152,6 @@ static void write_timestamp(rt_out *out, uint64_t us, int digits)
 static void write_call(writer *w, const rt_call *c)
 {
 	rt_out *out = w->out;
-	write_comments_before(w, c->index);
 	rt_out_u64(out, c->index);
 	rt_out_mem(out, ". ", 2);
 	if (c->context) {
@@ -216,6 +215,7 @@ static void write_plain(writer *w)
 	for (size_t i = 0; i < n; i++) {
 		if (calls[i].kind == RT_CALL_DEAD)
 			continue;
+		write_comments_before(w, calls[i].index);
 		write_call(w, &calls[i]);
 		write_frames(w, calls[i].bt);
 	}
@@ -284,6 +284,8 @@ static void write_compressed(writer *w)
 	enum rt_sort sort = w->o->sort;
 	qsort_r(g, ngroups, sizeof *g, group_qcmp, &sort);
 	for (size_t k = 0; k < ngroups; k++) {
+		/* a comment inside a group would split it when read back */
+		write_comments_before(w, calls[order[g[k].first]].index);
 		for (size_t j = 0; j < g[k].ncalls; j++)
 			write_call(w, &calls[order[g[k].first + j]]);
 		rt_out_str(w->out, "# allocation summary: ");

@@ -268,8 +268,10 @@ uint32_t rt_trace_intern_bt(rt_trace *t, const rt_frame *frames, uint32_t n)
 		if (b->hash == h && bt_equal(t, b, frames, n))
 			return t->bt_slots[i] - 1;
 	}
-	rt_grow((void **)&t->frames, &t->cframes, t->nframes + n, sizeof *t->frames);
-	memcpy(t->frames + t->nframes, frames, n * sizeof *frames);
+	if (n) {
+		rt_grow((void **)&t->frames, &t->cframes, t->nframes + n, sizeof *t->frames);
+		memcpy(t->frames + t->nframes, frames, n * sizeof *frames);
+	}
 	rt_bt b = {t->nframes, n, h};
 	t->nframes += n;
 	RT_PUSH(t->bts, t->nbts, t->cbts, b);
