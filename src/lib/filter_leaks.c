@@ -43,15 +43,20 @@ static size_t slot_of(const rt_leaks *l, uint8_t type, uint64_t id)
 	return rt_mix64(id ^ ((uint64_t)type << 56)) & (l->nslots - 1);
 }
 
-static entry *find(rt_leaks *l, uint8_t type, uint64_t id)
+/* The entry for (type, id), or the empty slot where it would go. */
+static entry *probe(rt_leaks *l, uint8_t type, uint64_t id)
 {
 	for (size_t i = slot_of(l, type, id);; i = (i + 1) & (l->nslots - 1)) {
 		entry *e = &l->slots[i];
-		if (!e->used)
-			return NULL;
-		if (e->res_id == id && e->type == type)
+		if (!e->used || (e->res_id == id && e->type == type))
 			return e;
 	}
+}
+
+static entry *find(rt_leaks *l, uint8_t type, uint64_t id)
+{
+	entry *e = probe(l, type, id);
+	return e->used ? e : NULL;
 }
 
 static entry *insert(rt_leaks *l, uint8_t type, uint64_t id);
@@ -73,10 +78,7 @@ static entry *insert(rt_leaks *l, uint8_t type, uint64_t id)
 {
 	if ((l->n + 1) * 10 > l->nslots * 7)
 		grow(l);
-	size_t i = slot_of(l, type, id);
-	while (l->slots[i].used)
-		i = (i + 1) & (l->nslots - 1);
-	entry *e = &l->slots[i];
+	entry *e = probe(l, type, id);
 	e->used = true;
 	e->res_id = id;
 	e->type = type;
@@ -118,7 +120,9 @@ static void compact(rt_leaks *l, rt_trace *t)
 void rt_leaks_feed(rt_leaks *l, rt_trace *t, const rt_call *c)
 {
 	const rt_resource *r = rt_trace_resource_get(t, c->res_type);
-	entry *e = find(l, c->res_type, c->res_id);
+	entry *e = probe(l, c->res_type, c->res_id);
+	if (!e->used)
+		e = NULL;
 	if (c->kind == RT_CALL_ALLOC) {
 		if (e && r && r->refcount) {
 			e->refs++;

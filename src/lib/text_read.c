@@ -348,19 +348,29 @@ static int parse_call(parser *p, const char *line, const char *end, const char *
 		return fail(p, line, end, "expected '(' with the resource size or id");
 	const char *name_end = paren;
 	if (paren > s && paren[-1] == '>') {
-		const char *lt = paren - 1;
-		while (lt > s && *lt != '<')
-			lt--;
-		if (*lt != '<')
+		/* the type opens at the last '<', unless that names no type:
+		 * type names may contain '<' themselves ("<1> : a<b (...)") */
+		const char *first = NULL;
+		for (const char *lt = paren - 1; lt-- > s;) {
+			if (*lt != '<')
+				continue;
+			if (!first)
+				first = lt;
+			c.res_type = rt_trace_find_resource(p->t, lt + 1, (size_t)(paren - 2 - lt));
+			if (c.res_type) {
+				name_end = lt;
+				break;
+			}
+		}
+		if (!first)
 			return fail(p, line, paren - 1, "expected '<' opening the resource type");
-		const char *type = lt + 1;
-		size_t tlen = (size_t)(paren - 1 - type);
-		c.res_type = rt_trace_find_resource(p->t, type, tlen);
-		if (!c.res_type)
+		if (!c.res_type) {
+			const char *type = first + 1;
+			size_t tlen = (size_t)(paren - 1 - type);
 			return fail(p, line, type,
 				    "expected a resource type listed in the resource registry, found '%.*s'",
 				    (int)(tlen > 64 ? 64 : tlen), type);
-		name_end = lt;
+		}
 	} else if (rt_trace_resource_count(p->t)) {
 		c.res_type = 1; /* untyped calls belong to the only resource */
 	}
@@ -499,7 +509,9 @@ static int parse_attachment(parser *p, const char *line, const char *end)
 static int parse_header(parser *p, const char *line, const char *end)
 {
 	const char *s = line;
-	if (!memchr(line, '=', (size_t)(end - line)))
+	/* an empty header line is a header without fields (sp-rtrace reads it
+	 * so, and a trace whose only field was a dropped filter writes it) */
+	if (line != end && !memchr(line, '=', (size_t)(end - line)))
 		return fail(p, line, line, "expected the header line 'version=..., arch=..., ...'");
 	while (s < end) {
 		while (s < end && *s == ' ')

@@ -117,6 +117,15 @@ static void write_registries(writer *w)
 		rt_out_hex(out, m->to, 1);
 		rt_out_ch(out, '\n');
 	}
+	/* sp-rtrace 1.6 dropped attachments; rtrace keeps what it read */
+	for (size_t i = 0; i < rt_trace_attachment_count(w->t); i++) {
+		const rt_attachment *a = rt_trace_attachment_at(w->t, i);
+		rt_out_mem(out, "& ", 2);
+		rt_out_str(out, a->name);
+		rt_out_mem(out, " : ", 3);
+		rt_out_str(out, a->path);
+		rt_out_ch(out, '\n');
+	}
 }
 
 /* Prints the comments that were read before a call numbered `index`. */
@@ -154,7 +163,10 @@ static void write_call(writer *w, const rt_call *c)
 	rt_out *out = w->out;
 	rt_out_u64(out, c->index);
 	rt_out_mem(out, ". ", 2);
-	if (c->context) {
+	/* "@0 " is implied, unless the name itself starts with '@' and
+	 * would be read as a context mask */
+	if (c->context || (rt_trace_str(w->t, c->fn)[0] == '@' &&
+			   !(c->flags & RT_CALL_HAS_TIMESTAMP))) {
 		rt_out_ch(out, '@');
 		rt_out_hex(out, c->context, 1);
 		rt_out_ch(out, ' ');
@@ -163,7 +175,11 @@ static void write_call(writer *w, const rt_call *c)
 		write_timestamp(out, c->timestamp_us, rt_trace_ts_digits(w->t));
 	rt_out_str(out, rt_trace_str(w->t, c->fn));
 	const rt_resource *r = rt_trace_resource_get(w->t, c->res_type);
-	if (r && !w->hide_type) {
+	/* a lone resource type is implied, but a name ending in '>' (C++
+	 * templates) would be read as naming a type: keep it explicit */
+	const char *fn = rt_trace_str(w->t, c->fn);
+	size_t fnlen = strlen(fn);
+	if (r && (!w->hide_type || (fnlen && fn[fnlen - 1] == '>'))) {
 		rt_out_ch(out, '<');
 		rt_out_str(out, r->type);
 		rt_out_ch(out, '>');

@@ -22,6 +22,7 @@ struct rt_trace {
 
 	rt_kv *header;
 	size_t nheader, cheader;
+	rt_strtab header_keys; /* key id == position in header[] */
 	rt_mmap *mmaps;
 	size_t nmmaps, cmmaps;
 	rt_context *contexts;
@@ -55,6 +56,7 @@ rt_trace *rt_trace_new(void)
 	rt_trace *t = rt_xcalloc(1, sizeof *t);
 	rt_arena_init(&t->arena);
 	rt_strtab_init(&t->strs, &t->arena);
+	rt_strtab_init(&t->header_keys, &t->arena);
 	t->ts_digits = 3;
 	return t;
 }
@@ -77,6 +79,7 @@ void rt_trace_free(rt_trace *t)
 	free(t->bt_slots);
 	free(t->calls);
 	rt_strtab_free(&t->strs);
+	rt_strtab_free(&t->header_keys);
 	rt_arena_free(&t->arena);
 	free(t);
 }
@@ -103,13 +106,14 @@ static const char *dup0(rt_trace *t, const char *s)
 
 void rt_trace_set_header(rt_trace *t, const char *key, const char *value)
 {
-	for (size_t i = 0; i < t->nheader; i++) {
-		if (strcmp(t->header[i].key, key) == 0) {
-			t->header[i].value = dup0(t, value);
-			return;
-		}
+	/* keys are interned in order of first appearance, so a key's id is
+	 * its position: no linear search (a header line may hold 10^5 keys) */
+	uint32_t id = rt_strtab_intern(&t->header_keys, key, strlen(key));
+	if (id < t->nheader) {
+		t->header[id].value = dup0(t, value);
+		return;
 	}
-	rt_kv kv = {dup0(t, key), dup0(t, value)};
+	rt_kv kv = {t->header_keys.strs[id], dup0(t, value)};
 	RT_PUSH(t->header, t->nheader, t->cheader, kv);
 }
 
@@ -223,11 +227,16 @@ const rt_attachment *rt_trace_attachment_at(const rt_trace *t, size_t i) { retur
 
 /* --- backtraces --- */
 
+/* One multiply per frame and a full mix at the end: stacks are long and
+ * interned once per call, so this sits on the reader's hot path. */
 static uint32_t bt_hash(const rt_frame *f, uint32_t n)
 {
 	uint64_t h = 0x2545f4914f6cdd1dULL + n;
-	for (uint32_t i = 0; i < n; i++)
-		h = rt_mix64(h ^ f[i].addr ^ ((uint64_t)f[i].text << 40));
+	for (uint32_t i = 0; i < n; i++) {
+		h = (h ^ f[i].addr ^ ((uint64_t)f[i].text << 40)) * 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 29;
+	}
+	h = rt_mix64(h);
 	return (uint32_t)(h ^ (h >> 32));
 }
 
@@ -250,6 +259,8 @@ static bool bt_equal(const rt_trace *t, const rt_bt *b, const rt_frame *f, uint3
 {
 	if (b->n != n)
 		return false;
+	if (n == 0)
+		return true; /* t->frames may still be NULL */
 	const rt_frame *g = t->frames + b->off;
 	for (uint32_t i = 0; i < n; i++)
 		if (g[i].addr != f[i].addr || g[i].text != f[i].text)
@@ -288,7 +299,8 @@ uint32_t rt_trace_bt_len(const rt_trace *t, uint32_t bt)
 
 const rt_frame *rt_trace_bt_frames(const rt_trace *t, uint32_t bt)
 {
-	return bt < t->nbts ? t->frames + t->bts[bt].off : NULL;
+	/* an empty backtrace has no frames (and t->frames may be NULL) */
+	return bt < t->nbts && t->bts[bt].n ? t->frames + t->bts[bt].off : NULL;
 }
 
 /* --- argument blocks --- */
