@@ -38,8 +38,9 @@ struct rt_trace {
 	size_t nframes, cframes;
 	rt_bt *bts;
 	size_t nbts, cbts;
-	uint32_t *bt_slots; /* bt id + 1, 0 = empty */
+	uint64_t *bt_slots; /* hash << 32 | (bt id + 1); 0 = empty */
 	size_t nbt_slots;
+	uint32_t empty_bt; /* id of the empty backtrace, RT_NONE until seen */
 
 	rt_argblock *args;
 	size_t nargs, cargs;
@@ -58,6 +59,7 @@ rt_trace *rt_trace_new(void)
 	rt_strtab_init(&t->strs, &t->arena);
 	rt_strtab_init(&t->header_keys, &t->arena);
 	t->ts_digits = 3;
+	t->empty_bt = RT_NONE;
 	return t;
 }
 
@@ -243,12 +245,12 @@ static uint32_t bt_hash(const rt_frame *f, uint32_t n)
 static void bt_rehash(rt_trace *t)
 {
 	size_t nslots = t->nbt_slots ? t->nbt_slots * 2 : 1024;
-	uint32_t *slots = rt_xcalloc(nslots, sizeof *slots);
+	uint64_t *slots = rt_xcalloc(nslots, sizeof *slots);
 	for (size_t id = 0; id < t->nbts; id++) {
 		size_t i = t->bts[id].hash & (nslots - 1);
 		while (slots[i])
 			i = (i + 1) & (nslots - 1);
-		slots[i] = (uint32_t)id + 1;
+		slots[i] = (uint64_t)t->bts[id].hash << 32 | (id + 1);
 	}
 	free(t->bt_slots);
 	t->bt_slots = slots;
@@ -268,16 +270,25 @@ static bool bt_equal(const rt_trace *t, const rt_bt *b, const rt_frame *f, uint3
 	return true;
 }
 
+/* The table is probed for every call a reader sees, and at millions of
+ * stacks each touch of bts[] or frames[] is a cache miss: slots carry the
+ * hash so that only a probable match reads them, and the empty stack
+ * (every release without a backtrace) skips the table altogether. */
 uint32_t rt_trace_intern_bt(rt_trace *t, const rt_frame *frames, uint32_t n)
 {
+	if (n == 0 && t->empty_bt != RT_NONE)
+		return t->empty_bt;
 	if ((t->nbts + 1) * 2 > t->nbt_slots)
 		bt_rehash(t);
 	uint32_t h = bt_hash(frames, n);
 	size_t mask = t->nbt_slots - 1, i = h & mask;
 	for (; t->bt_slots[i]; i = (i + 1) & mask) {
-		rt_bt *b = &t->bts[t->bt_slots[i] - 1];
-		if (b->hash == h && bt_equal(t, b, frames, n))
-			return t->bt_slots[i] - 1;
+		uint64_t slot = t->bt_slots[i];
+		if ((uint32_t)(slot >> 32) != h)
+			continue;
+		uint32_t id = (uint32_t)slot - 1;
+		if (bt_equal(t, &t->bts[id], frames, n))
+			return id;
 	}
 	if (n) {
 		rt_grow((void **)&t->frames, &t->cframes, t->nframes + n, sizeof *t->frames);
@@ -286,7 +297,9 @@ uint32_t rt_trace_intern_bt(rt_trace *t, const rt_frame *frames, uint32_t n)
 	rt_bt b = {t->nframes, n, h};
 	t->nframes += n;
 	RT_PUSH(t->bts, t->nbts, t->cbts, b);
-	t->bt_slots[i] = (uint32_t)t->nbts;
+	t->bt_slots[i] = (uint64_t)h << 32 | t->nbts;
+	if (n == 0)
+		t->empty_bt = (uint32_t)t->nbts - 1;
 	return (uint32_t)t->nbts - 1;
 }
 
