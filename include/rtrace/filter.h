@@ -23,7 +23,11 @@ typedef struct rt_leaks rt_leaks;
 rt_leaks *rt_leaks_new(void);
 void rt_leaks_free(rt_leaks *l);
 void rt_leaks_feed(rt_leaks *l, rt_trace *t, const rt_call *c);
-/* Allocations currently live. */
+/* Matches the calls still queued; call once after the last feed, before
+ * using the trace's calls. */
+void rt_leaks_finish(rt_leaks *l, rt_trace *t);
+/* Allocations live after the calls matched so far (all of them once
+ * rt_leaks_finish has run). */
 size_t rt_leaks_live(const rt_leaks *l);
 
 /* Per-call selection applied after reading (and after leak filtering). */

@@ -326,6 +326,8 @@ int cmd_postproc(int argc, char **argv)
 	int rc = rt_text_read_fd(t, fd, name, &ro, &st, &err);
 	if (fd != STDIN_FILENO)
 		close(fd);
+	if (s.leaks)
+		rt_leaks_finish(s.leaks, t);
 	rt_leaks_free(s.leaks);
 	if (s.warnings > MAX_WARNINGS)
 		warning("%u more warning(s) not shown", s.warnings - MAX_WARNINGS);

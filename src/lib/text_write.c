@@ -302,8 +302,13 @@ static void write_compressed(writer *w)
 	for (size_t k = 0; k < ngroups; k++) {
 		/* a comment inside a group would split it when read back */
 		write_comments_before(w, calls[order[g[k].first]].index);
-		for (size_t j = 0; j < g[k].ncalls; j++)
-			write_call(w, &calls[order[g[k].first + j]]);
+		const size_t *idx = order + g[k].first;
+		for (size_t j = 0; j < g[k].ncalls; j++) {
+			/* groups gather calls from all over the array: fetch ahead */
+			if (j + 8 < g[k].ncalls)
+				__builtin_prefetch(&calls[idx[j + 8]]);
+			write_call(w, &calls[idx[j]]);
+		}
 		rt_out_str(w->out, "# allocation summary: ");
 		rt_out_u64(w->out, g[k].count);
 		rt_out_str(w->out, " block(s) with total size ");

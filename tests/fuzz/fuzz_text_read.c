@@ -77,6 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char msg[1024];
 	rt_diag_format(&err, msg, sizeof msg);
 	if (s.leaks) {
+		rt_leaks_finish(s.leaks, t);
 		(void)rt_leaks_live(s.leaks);
 		rt_leaks_free(s.leaks);
 	}

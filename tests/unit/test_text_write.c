@@ -617,6 +617,7 @@ static void fixture_context_leaks_compressed(void **state)
 	rt_trace *t = rt_trace_new();
 	rt_diag err;
 	assert_int_equal(rt_text_read_mem(t, text, len, "context.txt", &ro, NULL, &err), 0);
+	rt_leaks_finish(l, t);
 	rt_trace_compact(t);
 	rt_write_opts o = plain;
 	o.filter_bits = RT_FILTER_LEAKS | RT_FILTER_COMPRESS;
