@@ -6,6 +6,7 @@
  * calls wait in a pending group until their frames are complete. Lines
  * starting with "# " are temporary comments and are dropped on reading. */
 #include "rtrace/text.h"
+#include "trace_int.h"
 #include "util.h"
 
 #include <errno.h>
@@ -31,10 +32,26 @@ typedef struct parser {
 	size_t nframes, cframes;
 	uint32_t depth_seen; /* frames seen, including those over max_depth */
 
+	/* The previous group, complete but not yet interned: its hash slot is
+	 * prefetched while the next record is parsed (see flush_group). */
+	rt_call *staged;
+	size_t nstaged, cstaged;
+	rt_frame *sframes;
+	size_t nsframes, csframes;
+	uint32_t shash;
+
 	/* arguments of the last pending call */
 	rt_kv *args;
 	size_t nargs, cargs;
 	rt_arena argmem;
+
+	/* the last function names seen: a trace uses a handful of them, and
+	 * interning hashes the name on every call otherwise */
+	struct {
+		char name[32];
+		uint32_t len, id;
+	} names[4];
+	unsigned next_name;
 
 	rt_read_stats stats;
 } parser;
@@ -165,22 +182,49 @@ static void flush_args(parser *p)
 	rt_arena_free(&p->argmem);
 }
 
-/* Interns the collected frames and hands every pending call on. */
-static void flush_group(parser *p)
+/* Interns the staged group's backtrace and hands its calls on. */
+static void commit_staged(parser *p)
 {
-	if (!p->npending)
+	if (!p->nstaged)
 		return;
-	flush_args(p);
-	uint32_t bt = rt_trace_intern_bt(p->t, p->frames, (uint32_t)p->nframes);
-	for (size_t i = 0; i < p->npending; i++) {
-		rt_call *c = &p->pending[i];
+	uint32_t bt = rt_trace_intern_bt_hashed(p->t, p->sframes, (uint32_t)p->nsframes, p->shash);
+	for (size_t i = 0; i < p->nstaged; i++) {
+		rt_call *c = &p->staged[i];
 		c->bt = bt;
 		if (p->o && p->o->on_call)
 			p->o->on_call(p->o->ctx, p->t, c);
 		else
 			rt_trace_append_call(p->t, c);
 	}
-	p->stats.calls += p->npending;
+	p->stats.calls += p->nstaged;
+	p->nstaged = 0;
+}
+
+#define SWAP(a, b)                                                             \
+	do {                                                                   \
+		__typeof__(a) tmp_ = (a);                                      \
+		(a) = (b);                                                     \
+		(b) = tmp_;                                                    \
+	} while (0)
+
+/* Ends the pending group. Interning probes a table that is a cache miss
+ * per call at millions of stacks, so the group is only staged here, its
+ * slot prefetched, and interned when the next group ends. Calls keep
+ * their order: a group is committed before the next one is staged. */
+static void flush_group(parser *p)
+{
+	if (!p->npending)
+		return;
+	flush_args(p);
+	commit_staged(p);
+	SWAP(p->pending, p->staged);
+	SWAP(p->cpending, p->cstaged);
+	SWAP(p->frames, p->sframes);
+	SWAP(p->cframes, p->csframes);
+	p->nstaged = p->npending;
+	p->nsframes = p->nframes;
+	p->shash = rt_bt_hash(p->sframes, (uint32_t)p->nsframes);
+	rt_trace_prefetch_bt(p->t, p->shash);
 	p->npending = 0;
 	p->nframes = 0;
 	p->depth_seen = 0;
@@ -313,6 +357,21 @@ static int parse_call_tail(parser *p, const char *line, const char *s,
 	return 0;
 }
 
+static uint32_t intern_name(parser *p, const char *s, size_t len)
+{
+	for (unsigned i = 0; i < 4; i++)
+		if (p->names[i].len == len && memcmp(p->names[i].name, s, len) == 0)
+			return p->names[i].id;
+	uint32_t id = rt_trace_intern(p->t, s, len);
+	if (len && len <= sizeof p->names[0].name) {
+		unsigned i = p->next_name++ % 4;
+		memcpy(p->names[i].name, s, len);
+		p->names[i].len = (uint32_t)len;
+		p->names[i].id = id;
+	}
+	return id;
+}
+
 /* "<index>. [@<ctx> ][[HH:MM:SS.mmm] ]<name>[<<type>>](...)" */
 static int parse_call(parser *p, const char *line, const char *end, const char *s)
 {
@@ -378,7 +437,7 @@ static int parse_call(parser *p, const char *line, const char *end, const char *
 		return fail(p, line, s, "expected a function name");
 	if (check_text(p, line, s, name_end))
 		return -1;
-	c.fn = rt_trace_intern(p->t, s, (size_t)(name_end - s));
+	c.fn = intern_name(p, s, (size_t)(name_end - s));
 	if (parse_call_tail(p, line, paren, end, &c))
 		return -1;
 
@@ -603,10 +662,13 @@ static int parser_finish(parser *p, rt_read_stats *stats, int rc)
 {
 	/* calls read before an error are kept: flush them too */
 	flush_group(p);
+	commit_staged(p);
 	if (rc == 0 && !p->header_done)
 		rc = fail(p, NULL, NULL, "expected the header line, found an empty file");
 	free(p->pending);
 	free(p->frames);
+	free(p->staged);
+	free(p->sframes);
 	free(p->args);
 	rt_arena_free(&p->argmem);
 	if (stats)
@@ -650,16 +712,22 @@ static size_t feed_lines(parser *p, const char *buf, size_t len, int *rc)
 	return (size_t)(s - buf);
 }
 
+static int read_buffer(parser *p, const char *buf, size_t len)
+{
+	int rc = 0;
+	size_t used = feed_lines(p, buf, len, &rc);
+	if (!rc && used < len)
+		rc = truncated(p, buf + used, buf + len);
+	p->stats.bytes = len;
+	return rc;
+}
+
 int rt_text_read_mem(rt_trace *t, const char *buf, size_t len, const char *name,
 		     const rt_read_opts *opts, rt_read_stats *stats, rt_diag *err)
 {
 	parser p;
 	parser_init(&p, t, name, opts, err);
-	int rc = 0;
-	size_t used = feed_lines(&p, buf, len, &rc);
-	if (!rc && used < len)
-		rc = truncated(&p, buf + used, buf + len);
-	p.stats.bytes = len;
+	int rc = read_buffer(&p, buf, len);
 	return parser_finish(&p, stats, rc);
 }
 
@@ -670,9 +738,9 @@ int rt_text_read_fd(rt_trace *t, int fd, const char *name,
 {
 	parser p;
 	parser_init(&p, t, name, opts, err);
+	int rc = 0;
 	size_t cap = READ_CHUNK, len = 0;
 	char *buf = rt_xmalloc(cap);
-	int rc = 0;
 	for (;;) {
 		if (cap - len < READ_CHUNK / 2) {
 			if (len > RT_TEXT_MAX_LINE) {

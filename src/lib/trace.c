@@ -1,5 +1,6 @@
 /* The trace model: registries, interned strings and backtraces, calls. */
 #include "rtrace/trace.h"
+#include "trace_int.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -10,6 +11,16 @@ typedef struct rt_bt {
 	uint32_t n;
 	uint32_t hash;
 } rt_bt;
+
+/* A slot carries what a lookup compares, so a probe touches the slot and
+ * the frames only, never bts[]. */
+struct bt_slot {
+	uint32_t hash;
+	uint32_t id1; /* bt id + 1; 0 = empty */
+	uint32_t n;
+	uint32_t pad;
+	uint64_t off;
+};
 
 typedef struct rt_argblock {
 	uint32_t n;
@@ -38,7 +49,7 @@ struct rt_trace {
 	size_t nframes, cframes;
 	rt_bt *bts;
 	size_t nbts, cbts;
-	uint64_t *bt_slots; /* hash << 32 | (bt id + 1); 0 = empty */
+	struct bt_slot *bt_slots;
 	size_t nbt_slots;
 	uint32_t empty_bt; /* id of the empty backtrace, RT_NONE until seen */
 
@@ -231,7 +242,7 @@ const rt_attachment *rt_trace_attachment_at(const rt_trace *t, size_t i) { retur
 
 /* One multiply per frame and a full mix at the end: stacks are long and
  * interned once per call, so this sits on the reader's hot path. */
-static uint32_t bt_hash(const rt_frame *f, uint32_t n)
+uint32_t rt_bt_hash(const rt_frame *f, uint32_t n)
 {
 	uint64_t h = 0x2545f4914f6cdd1dULL + n;
 	for (uint32_t i = 0; i < n; i++) {
@@ -245,19 +256,20 @@ static uint32_t bt_hash(const rt_frame *f, uint32_t n)
 static void bt_rehash(rt_trace *t)
 {
 	size_t nslots = t->nbt_slots ? t->nbt_slots * 2 : 1024;
-	uint64_t *slots = rt_xcalloc(nslots, sizeof *slots);
+	struct bt_slot *slots = rt_xcalloc(nslots, sizeof *slots);
 	for (size_t id = 0; id < t->nbts; id++) {
 		size_t i = t->bts[id].hash & (nslots - 1);
-		while (slots[i])
+		while (slots[i].id1)
 			i = (i + 1) & (nslots - 1);
-		slots[i] = (uint64_t)t->bts[id].hash << 32 | (id + 1);
+		slots[i] = (struct bt_slot){t->bts[id].hash, (uint32_t)id + 1, t->bts[id].n, 0,
+					    t->bts[id].off};
 	}
 	free(t->bt_slots);
 	t->bt_slots = slots;
 	t->nbt_slots = nslots;
 }
 
-static bool bt_equal(const rt_trace *t, const rt_bt *b, const rt_frame *f, uint32_t n)
+static bool bt_equal(const rt_trace *t, const struct bt_slot *b, const rt_frame *f, uint32_t n)
 {
 	if (b->n != n)
 		return false;
@@ -274,21 +286,31 @@ static bool bt_equal(const rt_trace *t, const rt_bt *b, const rt_frame *f, uint3
  * stacks each touch of bts[] or frames[] is a cache miss: slots carry the
  * hash so that only a probable match reads them, and the empty stack
  * (every release without a backtrace) skips the table altogether. */
+void rt_trace_prefetch_bt(const rt_trace *t, uint32_t hash)
+{
+	if (t->nbt_slots)
+		__builtin_prefetch(&t->bt_slots[hash & (t->nbt_slots - 1)]);
+}
+
 uint32_t rt_trace_intern_bt(rt_trace *t, const rt_frame *frames, uint32_t n)
+{
+	if (n == 0 && t->empty_bt != RT_NONE)
+		return t->empty_bt;
+	return rt_trace_intern_bt_hashed(t, frames, n, rt_bt_hash(frames, n));
+}
+
+uint32_t rt_trace_intern_bt_hashed(rt_trace *t, const rt_frame *frames, uint32_t n,
+				   uint32_t h)
 {
 	if (n == 0 && t->empty_bt != RT_NONE)
 		return t->empty_bt;
 	if ((t->nbts + 1) * 2 > t->nbt_slots)
 		bt_rehash(t);
-	uint32_t h = bt_hash(frames, n);
 	size_t mask = t->nbt_slots - 1, i = h & mask;
-	for (; t->bt_slots[i]; i = (i + 1) & mask) {
-		uint64_t slot = t->bt_slots[i];
-		if ((uint32_t)(slot >> 32) != h)
-			continue;
-		uint32_t id = (uint32_t)slot - 1;
-		if (bt_equal(t, &t->bts[id], frames, n))
-			return id;
+	for (; t->bt_slots[i].id1; i = (i + 1) & mask) {
+		const struct bt_slot *slot = &t->bt_slots[i];
+		if (slot->hash == h && bt_equal(t, slot, frames, n))
+			return slot->id1 - 1;
 	}
 	if (n) {
 		rt_grow((void **)&t->frames, &t->cframes, t->nframes + n, sizeof *t->frames);
@@ -297,7 +319,7 @@ uint32_t rt_trace_intern_bt(rt_trace *t, const rt_frame *frames, uint32_t n)
 	rt_bt b = {t->nframes, n, h};
 	t->nframes += n;
 	RT_PUSH(t->bts, t->nbts, t->cbts, b);
-	t->bt_slots[i] = (uint64_t)h << 32 | t->nbts;
+	t->bt_slots[i] = (struct bt_slot){h, (uint32_t)t->nbts, n, 0, b.off};
 	if (n == 0)
 		t->empty_bt = (uint32_t)t->nbts - 1;
 	return (uint32_t)t->nbts - 1;
