@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config clang libclang-rt-14-dev
-  libcmocka-dev libexpat1-dev libdw-dev libelf-dev libzstd-dev
+  libcmocka-dev libexpat1-dev libdw-dev libelf-dev libzstd-dev libunwind-dev
   time
 )
 

@@ -27,5 +27,6 @@ void info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 bool cli_parse_u64(const char *s, int base, uint64_t *v);
 
 int cmd_postproc(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 
 #endif

@@ -10,6 +10,7 @@ static const struct subcommand {
 	int (*fn)(int argc, char **argv);
 	const char *summary;
 } subcommands[] = {
+	{"run", cmd_run, "run a program with the tracer: rtrace run -- ./app"},
 	{"postproc", cmd_postproc,
 	 "filter leaks, group by backtrace, select contexts in a text trace"},
 };

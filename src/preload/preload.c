@@ -1,0 +1,153 @@
+/* Life cycle of the tracer inside the traced process: options from the
+ * environment `rtrace run` sets, start, fork, dlopen/dlclose, exec, exit. */
+#define _GNU_SOURCE
+#include "preload.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+rt_options rt_opt = {.depth = 32, .timestamps = true};
+volatile int rt_active;
+volatile int rt_stopped;
+static volatile int paused;
+
+void rt_memory_init(void);
+void rt_write_preamble(void);
+void rt_write_end(void);
+
+static void copy_env(char *dst, size_t n, const char *name, const char *def)
+{
+	const char *v = getenv(name);
+	if (!v)
+		v = def;
+	size_t len = strlen(v);
+	if (len >= n)
+		len = n - 1;
+	memcpy(dst, v, len);
+	dst[len] = '\0';
+}
+
+static void read_options(void)
+{
+	const char *v;
+	copy_env(rt_opt.dir, sizeof rt_opt.dir, "RTRACE_DIR", ".");
+	copy_env(rt_opt.manifest, sizeof rt_opt.manifest, "RTRACE_MANIFEST", "");
+	if ((v = getenv("RTRACE_DEPTH")) && atoi(v) > 0)
+		rt_opt.depth = (unsigned)atoi(v) > 256 ? 256 : (unsigned)atoi(v);
+	v = getenv("RTRACE_FLAGS");
+	if (v) {
+		rt_opt.timestamps = !strchr(v, 'T');
+		rt_opt.trace_frees = strchr(v, 'f') != NULL;
+		rt_opt.follow = strchr(v, 'c') != NULL;
+		rt_opt.start_paused = strchr(v, 'p') != NULL;
+	}
+	if ((v = getenv("RTRACE_TOGGLE_SIGNAL")))
+		rt_opt.toggle_signal = atoi(v);
+}
+
+/* Children started with exec are not traced unless asked: give the
+ * environment back the LD_PRELOAD the user had, so that programs this one
+ * starts see what they would see without rtrace. */
+static void restore_preload_env(void)
+{
+	if (rt_opt.follow)
+		return;
+	const char *orig = getenv("RTRACE_USER_LD_PRELOAD");
+	if (orig && *orig)
+		setenv("LD_PRELOAD", orig, 1);
+	else
+		unsetenv("LD_PRELOAD");
+	unsetenv("RTRACE_USER_LD_PRELOAD");
+}
+
+static void update_active(void)
+{
+	rt_active = !paused && !rt_stopped;
+}
+
+static void on_toggle(int sig)
+{
+	(void)sig;
+	paused = !paused;
+	update_active();
+}
+
+static void start_tracing(void)
+{
+	if (rt_writer_open()) {
+		update_active();
+		return;
+	}
+	rt_write_preamble();
+	update_active();
+}
+
+static void atfork_prepare(void) { rt_writer_lock(); }
+static void atfork_parent(void) { rt_writer_unlock(); }
+
+static void atfork_child(void)
+{
+	rt_writer_fork_child();
+	rt_t.busy = 1;
+	start_tracing();
+	rt_t.busy = 0;
+}
+
+__attribute__((constructor(101))) static void rt_init(void)
+{
+	rt_t.busy = 1;
+	rt_memory_init();
+	read_options();
+	restore_preload_env();
+	paused = rt_opt.start_paused;
+	if (rt_opt.toggle_signal > 0) {
+		struct sigaction sa = {.sa_handler = on_toggle, .sa_flags = SA_RESTART};
+		sigemptyset(&sa.sa_mask);
+		sigaction(rt_opt.toggle_signal, &sa, NULL);
+	}
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	start_tracing();
+	rt_t.busy = 0;
+}
+
+__attribute__((destructor(101))) static void rt_fini(void)
+{
+	rt_t.busy = 1;
+	if (rt_active)
+		rt_write_end();
+	rt_active = 0;
+	rt_writer_close();
+}
+
+/* dlopen and dlclose change the mappings addresses resolve against. */
+RT_EXPORT void *dlopen(const char *file, int mode)
+{
+	static void *(*next)(const char *, int);
+	if (!next)
+		next = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
+	void *h = next(file, mode);
+	if (h && rt_active && !rt_t.busy) {
+		rt_t.busy = 1;
+		rt_write_maps();
+		rt_t.busy = 0;
+	}
+	return h;
+}
+
+RT_EXPORT int dlclose(void *h)
+{
+	static int (*next)(void *);
+	if (!next)
+		next = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+	int rc = next(h);
+	if (rc == 0 && rt_active && !rt_t.busy) {
+		rt_t.busy = 1;
+		rt_write_maps();
+		rt_t.busy = 0;
+	}
+	return rc;
+}

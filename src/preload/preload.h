@@ -1,0 +1,107 @@
+/* librtrace-preload.so: internal interfaces. The hot path is an interposer
+ * calling rt_record_call(); everything it touches is per-thread except the
+ * global call index and, once per 64 KiB, the chunk allocator. */
+#ifndef RT_PRELOAD_H
+#define RT_PRELOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RT_EXPORT __attribute__((visibility("default")))
+#define RT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define RT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Record types of docs/binary-format.md. */
+enum {
+	REC_PROCESS = 1, REC_MODULE, REC_MAPS, REC_RESOURCE, REC_FUNCTION,
+	REC_CONTEXT, REC_BT, REC_CALL, REC_END, REC_MESSAGE,
+};
+
+enum { KIND_ALLOC = 1, KIND_FREE = 2 };
+
+/* Function ids of the memory module (FUNCTION records). */
+enum rt_fn {
+	FN_MALLOC = 1, FN_CALLOC, FN_REALLOC, FN_REALLOCARRAY, FN_FREE,
+	FN_POSIX_MEMALIGN, FN_ALIGNED_ALLOC, FN_MEMALIGN, FN_VALLOC, FN_PVALLOC,
+	FN_NEW, FN_NEW_ARRAY, FN_DELETE, FN_DELETE_ARRAY,
+	FN_NEW_NOTHROW, FN_NEW_ARRAY_NOTHROW, FN_DELETE_SIZED, FN_DELETE_ARRAY_SIZED,
+	FN_NEW_ALIGNED, FN_NEW_ARRAY_ALIGNED, FN_DELETE_ALIGNED, FN_DELETE_ARRAY_ALIGNED,
+	FN_COUNT
+};
+extern const char *const rt_fn_names[FN_COUNT];
+
+#define RES_MEMORY 1
+
+typedef struct rt_options {
+	unsigned depth;      /* frames per backtrace */
+	bool timestamps;
+	bool trace_frees;    /* backtraces for releases too */
+	bool follow;         /* children started with exec are traced */
+	int toggle_signal;   /* 0: none */
+	bool start_paused;
+	char dir[1024];
+	char manifest[1024]; /* file receiving one line per trace created */
+} rt_options;
+
+extern rt_options rt_opt;
+/* Tracing is on: initialised, not disabled after an error, not paused. */
+extern volatile int rt_active;
+/* The trace cannot be written any more (set once, by rt_disable). */
+extern volatile int rt_stopped;
+
+/* Per-thread state. `busy` marks code of the tracer itself, so that the
+ * allocations it (or libunwind, or libc inside it) makes are not traced. */
+typedef struct rt_tls {
+	int busy;
+	unsigned gen;        /* writer generation (changes in a forked child) */
+	uint8_t *chunk;      /* current chunk in the mapped file, or NULL */
+	uint32_t used;
+	uint64_t last_ns;
+	struct rt_btcache *bts;
+} rt_tls;
+
+extern __thread rt_tls rt_t __attribute__((tls_model("initial-exec")));
+
+/* writer.c */
+int rt_writer_open(void);
+void rt_writer_close(void);
+void rt_writer_fork_child(void);
+void rt_writer_lock(void);
+void rt_writer_unlock(void);
+/* Reserves n bytes in this thread's chunk; NULL when tracing stopped. */
+uint8_t *rt_reserve(size_t n);
+void rt_commit(uint8_t *end);
+void rt_write_maps(void);
+void rt_disable(const char *why, int err);
+uint64_t rt_now_ns(void);
+const char *rt_trace_path(void);
+
+/* unwind.c: captures the caller's stack and returns its backtrace id,
+ * defining it in the trace first when this thread has not seen it. */
+uint64_t rt_backtrace(void);
+void rt_btcache_reset(void);
+
+/* record.c */
+void rt_record_call(int kind, int fn, uint64_t res_id, uint64_t size, bool with_bt);
+uint64_t rt_next_index(void);
+
+/* varint encoding */
+static inline uint8_t *rt_put_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+static inline uint8_t *rt_put_svarint(uint8_t *p, int64_t v)
+{
+	return rt_put_varint(p, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+uint8_t *rt_put_str(uint8_t *p, const char *s, size_t n);
+
+#endif

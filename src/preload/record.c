@@ -1,0 +1,211 @@
+/* Records: process description, module maps, and the per-call record on
+ * the hot path. */
+#define _GNU_SOURCE
+#include "preload.h"
+
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static _Atomic uint64_t call_index;
+static uint64_t start_ns; /* monotonic clock at start */
+
+const char *const rt_fn_names[FN_COUNT] = {
+	[FN_MALLOC] = "malloc", [FN_CALLOC] = "calloc", [FN_REALLOC] = "realloc",
+	[FN_REALLOCARRAY] = "reallocarray", [FN_FREE] = "free",
+	[FN_POSIX_MEMALIGN] = "posix_memalign", [FN_ALIGNED_ALLOC] = "aligned_alloc",
+	[FN_MEMALIGN] = "memalign", [FN_VALLOC] = "valloc", [FN_PVALLOC] = "pvalloc",
+	[FN_NEW] = "operator new", [FN_NEW_ARRAY] = "operator new[]",
+	[FN_DELETE] = "operator delete", [FN_DELETE_ARRAY] = "operator delete[]",
+	[FN_NEW_NOTHROW] = "operator new(nothrow)",
+	[FN_NEW_ARRAY_NOTHROW] = "operator new[](nothrow)",
+	[FN_DELETE_SIZED] = "operator delete(sized)",
+	[FN_DELETE_ARRAY_SIZED] = "operator delete[](sized)",
+	[FN_NEW_ALIGNED] = "operator new(align)",
+	[FN_NEW_ARRAY_ALIGNED] = "operator new[](align)",
+	[FN_DELETE_ALIGNED] = "operator delete(align)",
+	[FN_DELETE_ARRAY_ALIGNED] = "operator delete[](align)",
+};
+
+uint64_t rt_next_index(void)
+{
+	return atomic_fetch_add_explicit(&call_index, 1, memory_order_relaxed) + 1;
+}
+
+/* The hot path: one CALL record in this thread's chunk. Not inlined: the
+ * unwinder skips a fixed number of the tracer's own frames. */
+__attribute__((noinline)) void rt_record_call(int kind, int fn, uint64_t res_id, uint64_t size, bool with_bt)
+{
+	uint64_t index = rt_next_index();
+	uint64_t bt = with_bt ? rt_backtrace() : 0;
+	uint8_t *p = rt_reserve(64);
+	if (!p)
+		return;
+	uint64_t now = rt_opt.timestamps ? rt_now_ns() : 0;
+	uint64_t delta = now - (rt_t.last_ns ? rt_t.last_ns : start_ns);
+	rt_t.last_ns = now;
+	*p++ = REC_CALL;
+	p = rt_put_varint(p, index);
+	p = rt_put_varint(p, rt_opt.timestamps ? delta : 0);
+	*p++ = (uint8_t)kind;
+	p = rt_put_varint(p, (uint64_t)fn);
+	p = rt_put_varint(p, RES_MEMORY);
+	p = rt_put_varint(p, res_id);
+	if (kind == KIND_ALLOC)
+		p = rt_put_varint(p, size);
+	p = rt_put_varint(p, bt);
+	p = rt_put_varint(p, 0); /* context mask */
+	rt_commit(p);
+}
+
+/* Records that may be long (paths, command lines) go through a buffer
+ * and are cut to what a chunk holds. */
+static void put_record(const uint8_t *buf, size_t n)
+{
+	uint8_t *p = rt_reserve(n);
+	if (!p)
+		return;
+	memcpy(p, buf, n);
+	rt_commit(p + n);
+}
+
+static size_t read_file(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	size_t n = 0;
+	ssize_t r;
+	while (n < cap && (r = read(fd, buf + n, cap - n)) > 0)
+		n += (size_t)r;
+	close(fd);
+	return n;
+}
+
+static void write_process(void)
+{
+	static char cmd[8192], exe[4096], rec[16384];
+	size_t n = read_file("/proc/self/cmdline", cmd, sizeof cmd - 1);
+	for (size_t i = 0; i + 1 < n; i++)
+		if (cmd[i] == '\0')
+			cmd[i] = ' ';
+	if (n && cmd[n - 1] == '\0')
+		n--;
+	ssize_t e = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	exe[e > 0 ? e : 0] = '\0';
+	struct timespec rt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	start_ns = rt_now_ns();
+	uint8_t *p = (uint8_t *)rec;
+	*p++ = REC_PROCESS;
+	p = rt_put_varint(p, (uint64_t)getpid());
+	p = rt_put_varint(p, (uint64_t)getppid());
+	p = rt_put_varint(p, (uint64_t)rt.tv_sec);
+	p = rt_put_varint(p, (uint64_t)rt.tv_nsec);
+#if defined(__x86_64__)
+	p = rt_put_str(p, "x86_64", 6);
+#elif defined(__aarch64__)
+	p = rt_put_str(p, "aarch64", 7);
+#else
+	p = rt_put_str(p, "unknown", 7);
+#endif
+	p = rt_put_str(p, exe, strlen(exe));
+	p = rt_put_str(p, cmd, n > 4096 ? 4096 : n);
+	p = rt_put_varint(p, rt_opt.depth);
+	p = rt_put_varint(p, (rt_opt.timestamps ? 1u : 0u) | (rt_opt.trace_frees ? 2u : 0u));
+	put_record((uint8_t *)rec, (size_t)(p - (uint8_t *)rec));
+}
+
+static void write_registry(void)
+{
+	uint8_t rec[512], *p = rec;
+	static const char type[] = "memory", desc[] = "memory allocation in bytes";
+	*p++ = REC_RESOURCE;
+	p = rt_put_varint(p, RES_MEMORY);
+	p = rt_put_str(p, type, sizeof type - 1);
+	p = rt_put_str(p, desc, sizeof desc - 1);
+	p = rt_put_varint(p, 0);
+	put_record(rec, (size_t)(p - rec));
+	for (int fn = 1; fn < FN_COUNT; fn++) {
+		p = rec;
+		*p++ = REC_FUNCTION;
+		p = rt_put_varint(p, (uint64_t)fn);
+		p = rt_put_str(p, rt_fn_names[fn], strlen(rt_fn_names[fn]));
+		put_record(rec, (size_t)(p - rec));
+	}
+}
+
+static uint64_t parse_hex(const char **s)
+{
+	uint64_t v = 0;
+	for (;; (*s)++) {
+		char c = **s;
+		if (c >= '0' && c <= '9')
+			v = v << 4 | (uint64_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v << 4 | (uint64_t)(c - 'a' + 10);
+		else
+			return v;
+	}
+}
+
+/* One MODULE record for an executable mapping line of /proc/self/maps:
+ * "start-end perms offset dev inode path". */
+static void write_module(const char *line, const char *end)
+{
+	const char *s = line;
+	uint64_t from = parse_hex(&s);
+	if (*s++ != '-')
+		return;
+	uint64_t to = parse_hex(&s);
+	if (s + 5 > end || s[3] != 'x')
+		return;
+	s += 6;
+	uint64_t off = parse_hex(&s);
+	const char *path = memchr(s, '/', (size_t)(end - s));
+	if (!path && !(path = memchr(s, '[', (size_t)(end - s))))
+		return;
+	uint8_t rec[4200], *p = rec;
+	size_t plen = (size_t)(end - path) > 4096 ? 4096 : (size_t)(end - path);
+	*p++ = REC_MODULE;
+	p = rt_put_varint(p, from);
+	p = rt_put_varint(p, to);
+	p = rt_put_varint(p, off);
+	p = rt_put_str(p, path, plen);
+	put_record(rec, (size_t)(p - rec));
+}
+
+void rt_write_maps(void)
+{
+	static _Atomic uint64_t generation;
+	static char maps[1 << 20];
+	size_t n = read_file("/proc/self/maps", maps, sizeof maps);
+	uint8_t rec[16], *p = rec;
+	*p++ = REC_MAPS;
+	p = rt_put_varint(p, atomic_fetch_add(&generation, 1) + 1);
+	put_record(rec, (size_t)(p - rec));
+	for (const char *s = maps, *e; s < maps + n; s = e + 1) {
+		e = memchr(s, '\n', (size_t)(maps + n - s));
+		if (!e)
+			e = maps + n;
+		write_module(s, e);
+	}
+}
+
+void rt_write_preamble(void)
+{
+	write_process();
+	write_registry();
+	rt_write_maps();
+}
+
+void rt_write_end(void)
+{
+	uint8_t rec[16], *p = rec;
+	*p++ = REC_END;
+	p = rt_put_varint(p, atomic_load(&call_index));
+	put_record(rec, (size_t)(p - rec));
+}

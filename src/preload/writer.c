@@ -1,0 +1,248 @@
+/* The trace file: a header page followed by 64 KiB chunks, mapped shared
+ * and extended 8 MiB at a time with posix_fallocate. Threads own chunks and
+ * append records with plain stores (see docs/binary-format.md for why this
+ * makes every exit path, SIGKILL included, leave a complete trace). */
+#define _GNU_SOURCE
+#include "preload.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HDR_SIZE 4096u
+#define CHUNK_SIZE 65536u
+#define CHUNK_HDR 16u
+#define SEG_SIZE (8u << 20)
+#define CHUNKS_PER_SEG (SEG_SIZE / CHUNK_SIZE)
+#define MAX_SEGS 65536u /* 512 GiB of trace */
+
+static int trace_fd = -1;
+static char trace_path[4096];
+static pthread_mutex_t grow_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t *seg_base[MAX_SEGS];
+static _Atomic uint64_t next_chunk;  /* chunks handed out */
+static _Atomic uint64_t ready_chunks; /* chunks backed by disk and mapped */
+static _Atomic unsigned writer_gen = 1;
+static _Atomic int disabled_once;
+
+__thread rt_tls rt_t __attribute__((tls_model("initial-exec")));
+static __thread uint32_t chunk_seq;
+
+uint64_t rt_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+const char *rt_trace_path(void) { return trace_path; }
+
+void rt_disable(const char *why, int err)
+{
+	rt_stopped = 1;
+	rt_active = 0;
+	if (atomic_exchange(&disabled_once, 1))
+		return;
+	char msg[512];
+	int n = snprintf(msg, sizeof msg, "rtrace: tracing stopped: %s%s%s (%s)\n", why,
+			 err ? ": " : "", err ? strerror(err) : "", trace_path[0] ? trace_path : "no trace file");
+	if (n > 0)
+		(void)!write(STDERR_FILENO, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+}
+
+/* Maps one more segment; called with grow_lock held. */
+static int grow(void)
+{
+	uint64_t seg = atomic_load(&ready_chunks) / CHUNKS_PER_SEG;
+	if (seg >= MAX_SEGS) {
+		rt_disable("trace file reached its size limit", 0);
+		return -1;
+	}
+	off_t off = (off_t)(HDR_SIZE + seg * SEG_SIZE);
+	int err = posix_fallocate(trace_fd, off, SEG_SIZE);
+	if (err) {
+		rt_disable("cannot extend the trace file", err);
+		return -1;
+	}
+	void *p = mmap(NULL, SEG_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, trace_fd, off);
+	if (p == MAP_FAILED) {
+		rt_disable("cannot map the trace file", errno);
+		return -1;
+	}
+	seg_base[seg] = p;
+	atomic_store_explicit(&ready_chunks, (seg + 1) * CHUNKS_PER_SEG, memory_order_release);
+	return 0;
+}
+
+static uint8_t *chunk_new(void)
+{
+	uint64_t i = atomic_fetch_add(&next_chunk, 1);
+	if (i >= atomic_load_explicit(&ready_chunks, memory_order_acquire)) {
+		pthread_mutex_lock(&grow_lock);
+		while (!rt_stopped && i >= atomic_load(&ready_chunks))
+			if (grow())
+				break;
+		pthread_mutex_unlock(&grow_lock);
+		if (i >= atomic_load_explicit(&ready_chunks, memory_order_acquire))
+			return NULL;
+	}
+	uint8_t *c = seg_base[i / CHUNKS_PER_SEG] + (i % CHUNKS_PER_SEG) * CHUNK_SIZE;
+	uint32_t tid = (uint32_t)syscall(SYS_gettid), seq = chunk_seq++;
+	memcpy(c, "RTCK", 4);
+	memcpy(c + 8, &tid, 4);
+	memcpy(c + 12, &seq, 4);
+	return c;
+}
+
+/* A thread's chunk from before a fork belongs to the parent's file. */
+static void tls_check_gen(void)
+{
+	unsigned gen = atomic_load_explicit(&writer_gen, memory_order_relaxed);
+	if (RT_UNLIKELY(rt_t.gen != gen)) {
+		rt_t.gen = gen;
+		rt_t.chunk = NULL;
+		rt_t.used = 0;
+		rt_t.last_ns = 0;
+		chunk_seq = 0;
+		rt_btcache_reset();
+	}
+}
+
+uint8_t *rt_reserve(size_t n)
+{
+	tls_check_gen();
+	if (RT_UNLIKELY(!rt_t.chunk || rt_t.used + n > CHUNK_SIZE - CHUNK_HDR)) {
+		rt_t.chunk = chunk_new();
+		rt_t.used = 0;
+		if (!rt_t.chunk)
+			return NULL;
+	}
+	return rt_t.chunk + CHUNK_HDR + rt_t.used;
+}
+
+void rt_commit(uint8_t *end)
+{
+	rt_t.used = (uint32_t)(end - (rt_t.chunk + CHUNK_HDR));
+	/* readers of a killed process's file trust `used`: publish it last */
+	atomic_store_explicit((_Atomic uint32_t *)(rt_t.chunk + 4), rt_t.used, memory_order_release);
+}
+
+uint8_t *rt_put_str(uint8_t *p, const char *s, size_t n)
+{
+	p = rt_put_varint(p, n);
+	memcpy(p, s, n);
+	return p + n;
+}
+
+static int open_trace(void)
+{
+	char name[256] = "trace";
+	ssize_t r = readlink("/proc/self/exe", trace_path, sizeof trace_path - 1);
+	if (r > 0) {
+		trace_path[r] = '\0';
+		const char *b = strrchr(trace_path, '/');
+		b = b ? b + 1 : trace_path;
+		size_t n = strlen(b) < sizeof name - 1 ? strlen(b) : sizeof name - 1;
+		memcpy(name, b, n);
+		name[n] = '\0';
+	}
+	pid_t pid = getpid();
+	for (int n = 0; n < 1000; n++) {
+		if (n)
+			snprintf(trace_path, sizeof trace_path, "%s/%s-%d-%d.rtrace", rt_opt.dir, name, (int)pid, n);
+		else
+			snprintf(trace_path, sizeof trace_path, "%s/%s-%d.rtrace", rt_opt.dir, name, (int)pid);
+		int fd = open(trace_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+static int write_header(void)
+{
+	uint8_t h[HDR_SIZE] = "RTRACE\0\1";
+	uint32_t hs = HDR_SIZE, cs = CHUNK_SIZE;
+	uint64_t pid = (uint64_t)getpid();
+	memcpy(h + 8, &hs, 4);
+	memcpy(h + 12, &cs, 4);
+	memcpy(h + 24, &pid, 8);
+	return pwrite(trace_fd, h, sizeof h, 0) == (ssize_t)sizeof h ? 0 : -1;
+}
+
+/* Tells `rtrace run` which files this run produced, without keeping a
+ * descriptor open in the traced program. */
+static void announce(void)
+{
+	if (!rt_opt.manifest[0])
+		return;
+	int fd = open(rt_opt.manifest, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	char line[4200];
+	int n = snprintf(line, sizeof line, "%d %s\n", (int)getpid(), trace_path);
+	if (n > 0 && (size_t)n < sizeof line)
+		(void)!write(fd, line, (size_t)n);
+	close(fd);
+}
+
+int rt_writer_open(void)
+{
+	trace_fd = open_trace();
+	if (trace_fd < 0) {
+		int err = errno;
+		char why[1200];
+		snprintf(why, sizeof why, "cannot create a trace file in '%s'", rt_opt.dir);
+		trace_path[0] = '\0';
+		rt_disable(why, err);
+		return -1;
+	}
+	if (write_header()) {
+		rt_disable("cannot write the trace header", errno);
+		return -1;
+	}
+	announce();
+	return 0;
+}
+
+/* Records where the data ends and gives back the unused reservation. */
+void rt_writer_close(void)
+{
+	if (trace_fd < 0)
+		return;
+	uint64_t used = atomic_load(&next_chunk), ready = atomic_load(&ready_chunks);
+	uint64_t end = HDR_SIZE + (used < ready ? used : ready) * CHUNK_SIZE;
+	if (pwrite(trace_fd, &end, 8, 16) == 8)
+		(void)!ftruncate(trace_fd, (off_t)end);
+}
+
+void rt_writer_lock(void) { pthread_mutex_lock(&grow_lock); }
+void rt_writer_unlock(void) { pthread_mutex_unlock(&grow_lock); }
+
+/* In a forked child: drop the parent's mappings and start a file of our
+ * own; only the forking thread exists here. */
+void rt_writer_fork_child(void)
+{
+	pthread_mutex_init(&grow_lock, NULL);
+	uint64_t segs = atomic_load(&ready_chunks) / CHUNKS_PER_SEG;
+	for (uint64_t s = 0; s < segs; s++) {
+		munmap(seg_base[s], SEG_SIZE);
+		seg_base[s] = NULL;
+	}
+	if (trace_fd >= 0)
+		close(trace_fd);
+	trace_fd = -1;
+	atomic_store(&next_chunk, 0);
+	atomic_store(&ready_chunks, 0);
+	atomic_fetch_add(&writer_gen, 1);
+	atomic_store(&disabled_once, 0);
+	rt_stopped = 0;
+}
