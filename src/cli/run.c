@@ -207,13 +207,14 @@ static void report_traces(const char *manifest)
 		char *path = strchr(line, ' ');
 		if (!path)
 			continue;
-		path[strcspn(path, "\n")] = '\0';
-		info("trace written to %s", path + 1);
 		n++;
+		path[strcspn(path, "\n")] = '\0';
+		if (strcmp(path + 1, "!")) /* "!": the tracer said why on stderr */
+			info("trace written to %s", path + 1);
 	}
 	fclose(fp);
 	if (!n)
-		warning("no trace was written (was the program statically linked?)");
+		warning("no trace was written: the tracer was not loaded (statically linked program?)");
 }
 
 int cmd_run(int argc, char **argv)

@@ -23,7 +23,7 @@
 #define CHUNKS_PER_SEG (SEG_SIZE / CHUNK_SIZE)
 #define MAX_SEGS 65536u /* 512 GiB of trace */
 
-static int trace_fd = -1;
+static int have_file;
 static char trace_path[4096];
 static pthread_mutex_t grow_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t *seg_base[MAX_SEGS];
@@ -57,27 +57,55 @@ void rt_disable(const char *why, int err)
 		(void)!write(STDERR_FILENO, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
 }
 
-/* Maps one more segment; called with grow_lock held. */
+/* The program must not see a descriptor of ours (it would shift the
+ * numbers it gets from open), so the file is opened only while the
+ * tracer works on it: at start, for each extension, and at exit. */
+static int reopen(void)
+{
+	int fd = open(trace_path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		rt_disable("cannot reopen the trace file", errno);
+	return fd;
+}
+
+/* Reserves disk blocks for the next chunks, as many of the rest of the
+ * current segment as the disk still has room for (halving down to one
+ * chunk), so a nearly full disk loses as little as possible. Segments are
+ * mapped whole; only chunks backed by reserved blocks are handed out.
+ * Called with grow_lock held. */
 static int grow(void)
 {
-	uint64_t seg = atomic_load(&ready_chunks) / CHUNKS_PER_SEG;
+	uint64_t ready = atomic_load(&ready_chunks), seg = ready / CHUNKS_PER_SEG;
 	if (seg >= MAX_SEGS) {
 		rt_disable("trace file reached its size limit", 0);
 		return -1;
 	}
-	off_t off = (off_t)(HDR_SIZE + seg * SEG_SIZE);
-	int err = posix_fallocate(trace_fd, off, SEG_SIZE);
+	int fd = reopen();
+	if (fd < 0)
+		return -1;
+	int err = 0;
+	if (!seg_base[seg]) {
+		void *p = mmap(NULL, SEG_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			       (off_t)(HDR_SIZE + seg * SEG_SIZE));
+		if (p == MAP_FAILED)
+			err = errno;
+		else
+			seg_base[seg] = p;
+	}
+	uint64_t n = CHUNKS_PER_SEG - ready % CHUNKS_PER_SEG;
+	while (!err) {
+		err = posix_fallocate(fd, (off_t)(HDR_SIZE + ready * CHUNK_SIZE), (off_t)(n * CHUNK_SIZE));
+		if (err != ENOSPC || n == 1)
+			break;
+		n /= 2;
+		err = 0;
+	}
+	close(fd);
 	if (err) {
 		rt_disable("cannot extend the trace file", err);
 		return -1;
 	}
-	void *p = mmap(NULL, SEG_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, trace_fd, off);
-	if (p == MAP_FAILED) {
-		rt_disable("cannot map the trace file", errno);
-		return -1;
-	}
-	seg_base[seg] = p;
-	atomic_store_explicit(&ready_chunks, (seg + 1) * CHUNKS_PER_SEG, memory_order_release);
+	atomic_store_explicit(&ready_chunks, ready + n, memory_order_release);
 	return 0;
 }
 
@@ -167,7 +195,7 @@ static int open_trace(void)
 	return -1;
 }
 
-static int write_header(void)
+static int write_header(int fd)
 {
 	uint8_t h[HDR_SIZE] = "RTRACE\0\1";
 	uint32_t hs = HDR_SIZE, cs = CHUNK_SIZE;
@@ -175,12 +203,13 @@ static int write_header(void)
 	memcpy(h + 8, &hs, 4);
 	memcpy(h + 12, &cs, 4);
 	memcpy(h + 24, &pid, 8);
-	return pwrite(trace_fd, h, sizeof h, 0) == (ssize_t)sizeof h ? 0 : -1;
+	return pwrite(fd, h, sizeof h, 0) == (ssize_t)sizeof h ? 0 : -1;
 }
 
-/* Tells `rtrace run` which files this run produced, without keeping a
- * descriptor open in the traced program. */
-static void announce(void)
+/* Tells `rtrace run` which files this run produced ("PID PATH"), or that
+ * a process could not create one ("PID !"), without keeping a descriptor
+ * open in the traced program. */
+static void announce(bool created)
 {
 	if (!rt_opt.manifest[0])
 		return;
@@ -188,7 +217,7 @@ static void announce(void)
 	if (fd < 0)
 		return;
 	char line[4200];
-	int n = snprintf(line, sizeof line, "%d %s\n", (int)getpid(), trace_path);
+	int n = snprintf(line, sizeof line, "%d %s\n", (int)getpid(), created ? trace_path : "!");
 	if (n > 0 && (size_t)n < sizeof line)
 		(void)!write(fd, line, (size_t)n);
 	close(fd);
@@ -196,32 +225,41 @@ static void announce(void)
 
 int rt_writer_open(void)
 {
-	trace_fd = open_trace();
-	if (trace_fd < 0) {
+	int fd = open_trace();
+	if (fd < 0) {
 		int err = errno;
 		char why[1200];
 		snprintf(why, sizeof why, "cannot create a trace file in '%s'", rt_opt.dir);
 		trace_path[0] = '\0';
 		rt_disable(why, err);
+		announce(false);
 		return -1;
 	}
-	if (write_header()) {
-		rt_disable("cannot write the trace header", errno);
+	int rc = write_header(fd);
+	int err = errno;
+	close(fd);
+	if (rc) {
+		rt_disable("cannot write the trace header", err);
 		return -1;
 	}
-	announce();
+	have_file = 1;
+	announce(true);
 	return 0;
 }
 
 /* Records where the data ends and gives back the unused reservation. */
 void rt_writer_close(void)
 {
-	if (trace_fd < 0)
+	if (!have_file)
+		return;
+	int fd = open(trace_path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
 		return;
 	uint64_t used = atomic_load(&next_chunk), ready = atomic_load(&ready_chunks);
 	uint64_t end = HDR_SIZE + (used < ready ? used : ready) * CHUNK_SIZE;
-	if (pwrite(trace_fd, &end, 8, 16) == 8)
-		(void)!ftruncate(trace_fd, (off_t)end);
+	if (pwrite(fd, &end, 8, 16) == 8)
+		(void)!ftruncate(fd, (off_t)end);
+	close(fd);
 }
 
 void rt_writer_lock(void) { pthread_mutex_lock(&grow_lock); }
@@ -232,14 +270,13 @@ void rt_writer_unlock(void) { pthread_mutex_unlock(&grow_lock); }
 void rt_writer_fork_child(void)
 {
 	pthread_mutex_init(&grow_lock, NULL);
-	uint64_t segs = atomic_load(&ready_chunks) / CHUNKS_PER_SEG;
+	uint64_t segs = (atomic_load(&ready_chunks) + CHUNKS_PER_SEG - 1) / CHUNKS_PER_SEG;
 	for (uint64_t s = 0; s < segs; s++) {
-		munmap(seg_base[s], SEG_SIZE);
+		if (seg_base[s])
+			munmap(seg_base[s], SEG_SIZE);
 		seg_base[s] = NULL;
 	}
-	if (trace_fd >= 0)
-		close(trace_fd);
-	trace_fd = -1;
+	have_file = 0;
 	atomic_store(&next_chunk, 0);
 	atomic_store(&ready_chunks, 0);
 	atomic_fetch_add(&writer_gen, 1);
