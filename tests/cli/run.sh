@@ -1,0 +1,73 @@
+# rtrace run: the traced program does not notice the tracer (output, exit
+# status, errno, environment, descriptors), and every process it becomes
+# leaves a trace file, whatever way it ends.
+. "$(dirname "$0")/lib.sh"
+: "${PROGRAMS:?}"
+P=$PROGRAMS
+cd "$TMP" || exit 1
+
+# same stdout+stderr and exit status as a plain run
+same() { # NAME PROGRAM ARGS...
+  local name=$1
+  shift
+  "$@" > plain.out 2>&1
+  local prc=$?
+  "$RTRACE" run -q -o "$TMP" -- "$@" > traced.out 2>&1
+  local trc=$?
+  if [ $prc -ne $trc ]; then bad "$name: exit $trc under rtrace, $prc without"; return; fi
+  cmp -s plain.out traced.out && ok || { bad "$name: output differs"; diff plain.out traced.out | head -5 >&2; }
+}
+same "leaks (exit 7, errno)" "$P/tp_leaks"
+grep -q "errno kept 1234, huge refused, errno ENOMEM" traced.out && ok || bad "errno not preserved: $(cat traced.out)"
+same "8 threads" "$P/tp_threads"
+same "fork" "$P/tp_fork"
+same "fork+exec" "$P/tp_fork" "$P/tp_env"
+same "SIGSEGV" "$P/tp_crash" segv
+same "abort" "$P/tp_crash" abort
+same "C++" "$P/tp_cxx"
+same "dlopen" "$P/tp_dlopen" "$P/libtp_plugin.so"
+same "environment and descriptors" "$P/tp_env"
+# (a sanitized rtrace objects to any library preloaded before its runtime)
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+  LD_PRELOAD=/lib/x86_64-linux-gnu/libc.so.6 same "user LD_PRELOAD kept" "$P/tp_env"
+
+# exit statuses: the program's, 128+signal, 127 when it cannot start
+"$RTRACE" run -q -o "$TMP" -- "$P/tp_crash" segv; [ $? -eq 139 ] && ok || bad "SIGSEGV status"
+"$RTRACE" run -q -o "$TMP" -- /nonexistent/program 2> err; [ $? -eq 127 ] && ok || bad "missing program status"
+grep -q "cannot run '/nonexistent/program': No such file or directory" err && ok || bad "missing program message"
+"$RTRACE" run 2> err; [ $? -eq 2 ] && grep -q "no program to run" err && ok || bad "no program"
+
+# trace files: named after program and pid, 0600, announced on stderr
+rm -f ./*.rtrace
+"$RTRACE" run -o "$TMP" -- "$P/tp_leaks" > /dev/null 2> err
+f=$(ls tp_leaks-*.rtrace 2>/dev/null)
+[ -n "$f" ] && ok || bad "no tp_leaks-PID.rtrace"
+[ "$(stat -c %a "$f")" = 600 ] && ok || bad "trace mode $(stat -c %a "$f")"
+grep -q "trace written to $TMP/$f" err && ok || bad "trace path not announced: $(cat err)"
+[ "$(head -c 8 "$f" | od -An -c | tr -d ' ')" = 'RTRACE\0001' ] && ok || bad "trace magic"
+
+# fork: a file per process; exec'd children only with --follow-children
+rm -f ./*.rtrace
+"$RTRACE" run -q -o "$TMP" -- "$P/tp_fork" > /dev/null
+[ "$(ls tp_fork-*.rtrace | wc -l)" = 2 ] && ok || bad "fork: $(ls ./*.rtrace)"
+rm -f ./*.rtrace
+"$RTRACE" run -q -o "$TMP" -- "$P/tp_fork" "$P/tp_env" > out
+[ "$(ls ./*.rtrace | wc -l)" = 2 ] && ok || bad "fork+exec without follow: $(ls ./*.rtrace)"
+grep -q "LD_PRELOAD=(unset)" out && ok || bad "exec'd child saw LD_PRELOAD: $(cat out)"
+rm -f ./*.rtrace
+"$RTRACE" run -q --follow-children -o "$TMP" -- "$P/tp_fork" "$P/tp_env" > /dev/null
+[ "$(ls tp_env-*.rtrace 2>/dev/null | wc -l)" = 1 ] && ok || bad "--follow-children: $(ls ./*.rtrace)"
+
+# an unwritable trace: one line on stderr, the program unaffected
+"$RTRACE" run -o /proc -- "$P/tp_leaks" > out 2> err
+[ $? -eq 7 ] && grep -q "errno kept 1234" out && ok || bad "program affected by an unwritable trace"
+[ "$(grep -c 'tracing stopped' err)" = 1 ] && ok || bad "expected one 'tracing stopped' line: $(cat err)"
+
+# signals sent to rtrace reach the program
+"$RTRACE" run -q -o "$TMP" -- sleep 30 &
+rpid=$!
+sleep 0.5
+kill -TERM $rpid
+wait $rpid
+[ $? -eq 143 ] && ok || bad "SIGTERM not forwarded"
+finish
