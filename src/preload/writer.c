@@ -35,10 +35,13 @@ static _Atomic int disabled_once;
 __thread rt_tls rt_t __attribute__((tls_model("initial-exec")));
 static __thread uint32_t chunk_seq;
 
+/* The coarse clock (the kernel tick, typically 4 ms) costs 3.5 ns a read
+ * here against 22.6 ns for CLOCK_MONOTONIC, which was 13% of a traced
+ * allocation churn; the text protocol prints milliseconds anyway. */
 uint64_t rt_now_ns(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
