@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer harness (build-fuzz/, clang) if needed and fuzzes the
-# text-protocol reader/writer for a bounded time.
+# Builds the libFuzzer harnesses (build-fuzz/, clang) if needed and fuzzes,
+# each for half the given time: the text-protocol reader/writer
+# (fuzz_text_read), then the binary trace reader (fuzz_bin_read).
 #
-#   scripts/fuzz.sh [SECONDS]        default 60
+#   scripts/fuzz.sh [SECONDS]        default 60, shared by the two harnesses
 #
-# Seeds: the sp-rtrace conformance fixtures (../shared/fixtures relative to
-# the repository root, or $RTRACE_FIXTURES), tests/fuzz/corpus/ and the
-# regression inputs in tests/fuzz/regressions/ (set FUZZ_NO_REGRESSIONS=1 to
-# leave those out, e.g. while a known bug is still open). Everything the run
-# writes (new corpus entries, crash inputs, the log) goes to a temporary
-# directory ($FUZZ_WORKDIR if set), never into the repository.
+# Seeds of fuzz_text_read: the sp-rtrace conformance fixtures
+# (../shared/fixtures relative to the repository root, or $RTRACE_FIXTURES),
+# tests/fuzz/corpus/ and the regression inputs in tests/fuzz/regressions/.
+# Seeds of fuzz_bin_read: tests/fuzz/corpus-bin/ (written by
+# tests/cli/gen_bin_trace) and tests/fuzz/regressions-bin/ when it exists.
+# Set FUZZ_NO_REGRESSIONS=1 to leave the regression inputs out, e.g. while a
+# known bug is still open. Everything the run writes (new corpus entries,
+# crash inputs, the logs) goes to a temporary directory ($FUZZ_WORKDIR if
+# set), never into the repository.
 #
 # Exit status: 0 when no crash was found, 1 when one was (its input path is
 # printed), 2 on a usage or setup error.
@@ -21,6 +25,7 @@ if ! [[ $secs =~ ^[1-9][0-9]*$ ]]; then
   echo "usage: $0 [SECONDS]   (a positive number of seconds, default 60)" >&2
   exit 2
 fi
+half=$((secs / 2 > 0 ? secs / 2 : 1))
 
 fixtures=${RTRACE_FIXTURES:-$root/../shared/fixtures}/sp-rtrace/postproc
 if [ ! -d "$fixtures" ]; then
@@ -30,54 +35,79 @@ if [ ! -d "$fixtures" ]; then
 fi
 
 build=$root/build-fuzz
-bin=$build/fuzz_text_read
 if [ ! -f "$build/CMakeCache.txt" ]; then
   command -v clang >/dev/null || { echo "fuzz.sh: clang not found" >&2; exit 2; }
   echo "fuzz.sh: configuring $build" >&2
   CC=clang cmake -S "$root" -B "$build" -DRTRACE_FUZZ=ON -DRTRACE_TESTS=OFF >/dev/null
-elif ! grep -q '^RTRACE_FUZZ:BOOL=ON' "$build/CMakeCache.txt"; then
+else
+  # again each time: a build directory from before a harness was added
+  # has no rule for it
   cmake -S "$root" -B "$build" -DRTRACE_FUZZ=ON -DRTRACE_TESTS=OFF >/dev/null
 fi
-cmake --build "$build" --target fuzz_text_read -j"$(nproc 2>/dev/null || echo 2)" >/dev/null
+cmake --build "$build" --target fuzz_text_read fuzz_bin_read -j"$(nproc 2>/dev/null || echo 2)" >/dev/null
 
 work=${FUZZ_WORKDIR:-$(mktemp -d "${TMPDIR:-/tmp}/rtrace-fuzz.XXXXXX")}
-mkdir -p "$work/corpus" "$work/artifacts"
-# the fixtures are the traces; README.md and cases.tsv describe them
-for f in "$fixtures"/*; do
-  case $(basename "$f") in README.md|cases.tsv) continue ;; esac
-  [ -f "$f" ] && cp "$f" "$work/corpus/"
-done
-cp "$root"/tests/fuzz/corpus/* "$work/corpus/"
-if [ -z "${FUZZ_NO_REGRESSIONS:-}" ] && [ -d "$root/tests/fuzz/regressions" ]; then
-  for f in "$root"/tests/fuzz/regressions/*; do
-    [ -f "$f" ] && cp "$f" "$work/corpus/regression-$(basename "$f")"
+
+# copy_seeds DIR PREFIX: the files of DIR into the corpus being set up
+copy_seeds() {
+  [ -d "$1" ] || return 0
+  for f in "$1"/*; do
+    [ -f "$f" ] && cp "$f" "$corpus/$2$(basename "$f")"
   done
-fi
-nseeds=$(find "$work/corpus" -type f | wc -l)
-echo "fuzz.sh: $nseeds seed(s), ${secs}s, work directory $work" >&2
+  return 0
+}
 
-log=$work/fuzz.log
-set +e
-UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
-"$bin" \
-  -dict="$root/tests/fuzz/dict/text.dict" \
-  -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
-  -max_total_time="$secs" -print_final_stats=1 \
-  -artifact_prefix="$work/artifacts/" \
-  "$work/corpus" 2>&1 | tee "$log" | grep -E '^#[0-9]+.*(pulse|DONE)|^stat::|ERROR|SUMMARY|Test unit written|^fuzz_text_read:' >&2
-rc=${PIPESTATUS[0]}
-set -e
-
-crashes=$(find "$work/artifacts" -type f | sort)
-if [ -n "$crashes" ] || [ "$rc" -ne 0 ]; then
-  echo "fuzz.sh: the fuzzer found a problem (exit status $rc); full log: $log" >&2
+# fuzz HARNESS DICT: runs it on $corpus for $half seconds; 0 when clean
+fuzz() {
+  local name=$1 dict=$2 bin=$build/$1 dir=$work/$1
+  local log=$dir/fuzz.log nseeds rc crashes
+  nseeds=$(find "$corpus" -type f | wc -l)
+  echo "fuzz.sh: $name: $nseeds seed(s), ${half}s, work directory $dir" >&2
+  set +e
+  UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+  "$bin" \
+    -dict="$dict" \
+    -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+    -max_total_time="$half" -print_final_stats=1 \
+    -artifact_prefix="$dir/artifacts/" \
+    "$corpus" 2>&1 | tee "$log" | grep -E "^#[0-9]+.*(pulse|DONE)|^stat::|ERROR|SUMMARY|Test unit written|^$name:" >&2
+  rc=${PIPESTATUS[0]}
+  set -e
+  crashes=$(find "$dir/artifacts" -type f | sort)
+  if [ -z "$crashes" ] && [ "$rc" -eq 0 ]; then
+    echo "fuzz.sh: $name: no crash in ${half}s; new corpus in $corpus, log $log" >&2
+    return 0
+  fi
+  echo "fuzz.sh: $name found a problem (exit status $rc); full log: $log" >&2
   # the report itself: sanitizer or harness message through the stack
-  sed -n '/==ERROR\|runtime error\|^fuzz_text_read:\|^==[0-9]*== ERROR/,/^SUMMARY/p' "$log" | head -80 >&2
+  sed -n "/==ERROR\|runtime error\|^$name:\|^==[0-9]*== ERROR/,/^SUMMARY/p" "$log" | head -80 >&2
   if [ -n "$crashes" ]; then
     echo "fuzz.sh: crash input(s):" >&2
     printf '%s\n' "$crashes" | sed 's/^/  /' >&2
     echo "fuzz.sh: reproduce with: $bin <input>; minimise with: $bin -minimize_crash=1 -runs=100000 <input>" >&2
   fi
-  exit 1
-fi
-echo "fuzz.sh: no crash in ${secs}s; new corpus in $work/corpus, log $log" >&2
+  return 1
+}
+
+status=0
+
+# the text reader: the fixtures are the traces; README.md and cases.tsv
+# describe them
+corpus=$work/fuzz_text_read/corpus
+mkdir -p "$corpus" "$work/fuzz_text_read/artifacts"
+for f in "$fixtures"/*; do
+  case $(basename "$f") in README.md|cases.tsv) continue ;; esac
+  [ -f "$f" ] && cp "$f" "$corpus/"
+done
+copy_seeds "$root/tests/fuzz/corpus" ""
+[ -n "${FUZZ_NO_REGRESSIONS:-}" ] || copy_seeds "$root/tests/fuzz/regressions" regression-
+fuzz fuzz_text_read "$root/tests/fuzz/dict/text.dict" || status=1
+
+# the binary reader
+corpus=$work/fuzz_bin_read/corpus
+mkdir -p "$corpus" "$work/fuzz_bin_read/artifacts"
+copy_seeds "$root/tests/fuzz/corpus-bin" ""
+[ -n "${FUZZ_NO_REGRESSIONS:-}" ] || copy_seeds "$root/tests/fuzz/regressions-bin" regression-
+fuzz fuzz_bin_read "$root/tests/fuzz/dict/bin.dict" || status=1
+
+exit $status

@@ -1,15 +1,20 @@
 /* rtrace postproc: sp-rtrace-postproc's job on text traces: leak
- * filtering, grouping by backtrace, context/resource/index selection. */
+ * filtering, grouping by backtrace, context/resource/index selection.
+ * Binary traces (rtrace's own format) are read too, told by content. */
 #include "cli.h"
+#include "rtrace/binary.h"
 #include "rtrace/rtrace.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static const char usage_text[] =
@@ -17,6 +22,7 @@ static const char usage_text[] =
 	"\n"
 	"Post-processes a trace in the rtrace text protocol (sp-rtrace's format)\n"
 	"and writes the result in the same format. Drop-in for sp-rtrace-postproc.\n"
+	"Binary traces written by the rtrace tracer are read as well (told by content).\n"
 	"\n"
 	"  -i, --input-file FILE     read FILE (default: standard input)\n"
 	"  -o, --output-dir DIR      write a new file in DIR, named after the traced\n"
@@ -305,6 +311,113 @@ static int write_result(rt_trace *t, const postproc_opts *o)
 	return 0;
 }
 
+/* The input's first bytes, for telling a binary trace from a text one. A
+ * regular file at its start is peeked with pread; anything else (a pipe)
+ * gives them up to the peek: *consumed says so. */
+static size_t peek_input(int fd, char *head, size_t n, bool *consumed)
+{
+	struct stat st;
+	*consumed = !(lseek(fd, 0, SEEK_CUR) == 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode));
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = *consumed ? read(fd, head + got, n - got) : pread(fd, head + got, n - got, (off_t)got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break; /* a read error shows again when the trace is read */
+		got += (size_t)r;
+	}
+	return got;
+}
+
+/* A binary trace from a pipe: the peeked bytes and the rest into memory,
+ * since a pipe cannot be mapped. */
+static int read_binary_rest(rt_trace *t, int fd, const char *head, size_t n, const char *name,
+			    const rt_read_opts *ro, rt_read_stats *st, rt_diag *err)
+{
+	size_t len = n, cap = 1u << 20;
+	char *buf = malloc(cap);
+	if (!buf)
+		die("out of memory reading %s", name);
+	memcpy(buf, head, n);
+	for (;;) {
+		if (len == cap && !(buf = realloc(buf, cap *= 2)))
+			die("out of memory reading %s", name);
+		ssize_t r = read(fd, buf + len, cap - len);
+		if (r == 0)
+			break;
+		if (r < 0 && errno != EINTR)
+			die("cannot read %s: %s", name, strerror(errno));
+		len += r > 0 ? (size_t)r : 0;
+	}
+	int rc = rt_bin_read_mem(t, buf, len, name, ro, st, err);
+	free(buf);
+	return rc;
+}
+
+static bool write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return false;
+		p += w;
+		n -= (size_t)w;
+	}
+	return true;
+}
+
+/* A text trace from a pipe: the text reader streams from a new pipe that
+ * a child fills with the peeked bytes, then the rest of the input. */
+static int replay_input(int fd, const char *head, size_t n, pid_t *child)
+{
+	int p[2];
+	if (pipe(p))
+		die("cannot create a pipe: %s", strerror(errno));
+	if ((*child = fork()) < 0)
+		die("cannot fork: %s", strerror(errno));
+	if (*child > 0) {
+		close(p[1]);
+		return p[0];
+	}
+	close(p[0]);
+	char buf[65536];
+	if (!write_all(p[1], head, n))
+		_exit(1);
+	for (;;) {
+		ssize_t r = read(fd, buf, sizeof buf);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0 || !write_all(p[1], buf, (size_t)r))
+			_exit(r != 0);
+	}
+}
+
+/* Reads the input as a binary trace when it starts with the binary magic,
+ * as a text trace otherwise. */
+static int read_input(rt_trace *t, int fd, const char *name, const rt_read_opts *ro,
+		      rt_read_stats *st, rt_diag *err)
+{
+	char head[RT_BIN_MAGIC_LEN];
+	bool consumed;
+	size_t n = peek_input(fd, head, sizeof head, &consumed);
+	if (rt_bin_is_binary(head, n))
+		return consumed ? read_binary_rest(t, fd, head, n, name, ro, st, err)
+				: rt_bin_read_fd(t, fd, name, ro, st, err);
+	if (!consumed)
+		return rt_text_read_fd(t, fd, name, ro, st, err);
+	pid_t child;
+	int in = replay_input(fd, head, n, &child);
+	int rc = rt_text_read_fd(t, in, name, ro, st, err);
+	close(in);
+	/* after an early error the child may wait on an input that never ends */
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	return rc;
+}
+
 int cmd_postproc(int argc, char **argv)
 {
 	postproc_opts o = {0};
@@ -323,7 +436,7 @@ int cmd_postproc(int argc, char **argv)
 	rt_read_opts ro = {o.depth, on_call, on_warning, &s};
 	rt_read_stats st;
 	rt_diag err;
-	int rc = rt_text_read_fd(t, fd, name, &ro, &st, &err);
+	int rc = read_input(t, fd, name, &ro, &st, &err);
 	if (fd != STDIN_FILENO)
 		close(fd);
 	if (s.leaks)

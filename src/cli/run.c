@@ -2,10 +2,13 @@
  * status through, forwards the signals sent to us, and names the traces. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "rtrace/binary.h"
+#include "rtrace/filter.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -195,6 +198,73 @@ static int wait_child(pid_t pid)
 	return 128 + WTERMSIG(status);
 }
 
+typedef struct heap_totals {
+	rt_leaks *leaks;
+	uint64_t allocs, frees, bytes;
+} heap_totals;
+
+static void count_call(void *ctx, rt_trace *t, const rt_call *c)
+{
+	heap_totals *h = ctx;
+	if (c->kind == RT_CALL_ALLOC) {
+		h->allocs++;
+		h->bytes += c->size;
+	} else {
+		h->frees++;
+	}
+	rt_leaks_feed(h->leaks, t, c);
+}
+
+/* 1234567 -> "1,234,567", as memcheck prints its figures. */
+static const char *grouped(uint64_t v, char *buf)
+{
+	char tmp[32];
+	int n = snprintf(tmp, sizeof tmp, "%" PRIu64, v), j = 0;
+	for (int i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[j++] = ',';
+		buf[j++] = tmp[i];
+	}
+	buf[j] = '\0';
+	return buf;
+}
+
+/* memcheck's HEAP SUMMARY for one trace: what was still allocated at exit
+ * and the totals of the run. */
+static void heap_summary(const char *path, int pid)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	rt_trace *t = rt_trace_new();
+	heap_totals h = {rt_leaks_new(), 0, 0, 0};
+	rt_read_opts ro = {1, count_call, NULL, &h};
+	rt_diag err;
+	int rc = rt_bin_read_fd(t, fd, path, &ro, NULL, &err);
+	close(fd);
+	rt_leaks_finish(h.leaks, t);
+	uint64_t live = 0, live_bytes = 0;
+	const rt_call *calls = rt_trace_calls_const(t);
+	for (size_t i = 0; i < rt_trace_call_count(t); i++) {
+		if (calls[i].kind == RT_CALL_ALLOC) {
+			live++;
+			live_bytes += calls[i].size;
+		}
+	}
+	char a[32], b[32], c[32];
+	info("HEAP SUMMARY (pid %d):", pid);
+	info("    in use at exit: %s bytes in %s blocks", grouped(live_bytes, a), grouped(live, b));
+	info("  total heap usage: %s allocs, %s frees, %s bytes allocated", grouped(h.allocs, a),
+	     grouped(h.frees, b), grouped(h.bytes, c));
+	if (rc) {
+		char msg[1024];
+		rt_diag_format(&err, msg, sizeof msg);
+		warning("%s", msg);
+	}
+	rt_leaks_free(h.leaks);
+	rt_trace_free(t);
+}
+
 /* Prints the traces the run produced (each process announces its file). */
 static void report_traces(const char *manifest)
 {
@@ -209,8 +279,11 @@ static void report_traces(const char *manifest)
 			continue;
 		n++;
 		path[strcspn(path, "\n")] = '\0';
-		if (strcmp(path + 1, "!")) /* "!": the tracer said why on stderr */
-			info("trace written to %s", path + 1);
+		if (!strcmp(path + 1, "!")) /* the tracer said why on stderr */
+			continue;
+		info("trace written to %s", path + 1);
+		if (!cli_quiet)
+			heap_summary(path + 1, atoi(line));
 	}
 	fclose(fp);
 	if (!n)

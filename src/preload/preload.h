@@ -58,6 +58,7 @@ typedef struct rt_tls {
 	uint8_t *chunk;      /* current chunk in the mapped file, or NULL */
 	uint32_t used;
 	uint64_t last_ns;
+	uint32_t context;    /* mask of the contexts the thread is in */
 	struct rt_btcache *bts;
 } rt_tls;
 

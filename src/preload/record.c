@@ -57,7 +57,7 @@ __attribute__((noinline)) void rt_record_call(int kind, int fn, uint64_t res_id,
 	if (kind == KIND_ALLOC)
 		p = rt_put_varint(p, size);
 	p = rt_put_varint(p, bt);
-	p = rt_put_varint(p, 0); /* context mask */
+	p = rt_put_varint(p, rt_t.context);
 	rt_commit(p);
 }
 

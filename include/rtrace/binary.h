@@ -1,0 +1,54 @@
+/* The rtrace binary trace format (docs/binary-format.md), as written by
+ * librtrace-preload.so: reader into the trace model, and detection. */
+#ifndef RTRACE_BINARY_H
+#define RTRACE_BINARY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "rtrace/diag.h"
+#include "rtrace/text.h" /* rt_read_opts, rt_read_stats */
+#include "rtrace/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The file magic: "RTRACE\0" and the format's major version (1). */
+#define RT_BIN_MAGIC "RTRACE\0\1"
+#define RT_BIN_MAGIC_LEN 8
+
+/* True when the first len bytes of a file start like a binary trace (of
+ * any major version: the reader then says which versions it knows). At
+ * least 7 bytes are needed; text traces never start so. */
+bool rt_bin_is_binary(const void *head, size_t len);
+
+/* Read a whole binary trace into t, with the text reader's contract: the
+ * header (version, arch, timestamp, process, pid, backtrace depth,
+ * origin), the resource and context registries, the module maps and the
+ * calls, handed to opts->on_call (or appended) in index order across all
+ * threads, with interned backtraces (at most opts->max_depth frames).
+ * Tracer messages go to opts->warn and stay in the trace as "## " comments.
+ *
+ * Return 0 on success, -1 on error with *err filled in ("byte offset N:
+ * expected ...", line 0). On an error the calls delivered are those below
+ * the lowest index that the broken part can have held: a prefix, in index
+ * order, of the calls of the threads that have chunks in the input. A
+ * trace that just ends (a killed program: data_end 0, zero-filled chunks)
+ * is no error and gives every complete record; one cut inside a chunk's
+ * header or used bytes is an error, and since any thread may have lost
+ * chunks past the cut, each thread then stops where its chunks run out.
+ * A file ending at a chunk boundary before data_end is only warned about.
+ * stats->lines counts records, stats->bytes the input.
+ *
+ * rt_bin_read_fd maps a regular file (from its start) and reads anything
+ * else (a pipe) into memory first. */
+int rt_bin_read_fd(rt_trace *t, int fd, const char *name,
+		   const rt_read_opts *opts, rt_read_stats *stats, rt_diag *err);
+int rt_bin_read_mem(rt_trace *t, const void *buf, size_t len, const char *name,
+		    const rt_read_opts *opts, rt_read_stats *stats, rt_diag *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,1246 @@
+/* Unit tests of the binary trace reader (rt_bin_read_mem, rt_bin_read_fd)
+ * on traces built from the spec by the encoder in tests/cli/bin_encoder.h.
+ * TZ is UTC for the whole run, so local times are known. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rtrace/binary.h"
+#include "rtrace/filter.h"
+
+#include "../cli/bin_encoder.h"
+
+#define START_SEC 1308239388ull /* 2011-06-16 15:49:48 UTC */
+#define DAY_US(h, m, s) ((((uint64_t)(h) * 60 + (m)) * 60 + (s)) * 1000000ull)
+
+enum { FN_MALLOC = 1, FN_FREE = 2, FN_SHMGET = 3 };
+enum { ALLOC = 1, FREE = 2 };
+
+/* Calls and warnings seen through the callbacks. */
+typedef struct seen {
+	rt_call *calls;
+	size_t n, cap;
+	int nwarn;
+	rt_diag warn[8];
+	rt_leaks *leaks; /* feed the leak filter instead of keeping calls */
+} seen;
+
+static void on_call(void *ctx, rt_trace *t, const rt_call *c)
+{
+	seen *s = ctx;
+	/* delivered calls are complete: interned backtrace, known names */
+	assert_true(c->bt < rt_trace_bt_count(t));
+	assert_non_null(rt_trace_str(t, c->fn));
+	if (s->leaks)
+		rt_leaks_feed(s->leaks, t, c);
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 64;
+		s->calls = realloc(s->calls, s->cap * sizeof *s->calls);
+		assert_non_null(s->calls);
+	}
+	s->calls[s->n++] = *c;
+}
+
+static void on_warn(void *ctx, const rt_diag *d)
+{
+	seen *s = ctx;
+	if (s->nwarn < 8)
+		s->warn[s->nwarn] = *d;
+	s->nwarn++;
+}
+
+static void seen_free(seen *s)
+{
+	free(s->calls);
+	memset(s, 0, sizeof *s);
+}
+
+static int read_len(rt_trace *t, const bfile *bf, size_t len, uint32_t depth, seen *s,
+		    rt_diag *err)
+{
+	rt_read_opts o = {depth, s ? on_call : NULL, s ? on_warn : NULL, s};
+	rt_read_stats st;
+	int rc = rt_bin_read_mem(t, bf->f.b, len, "t.rtrace", &o, &st, err);
+	assert_int_equal(st.bytes, len);
+	if (s)
+		assert_int_equal(st.calls, s->n);
+	return rc;
+}
+
+static int read_bf(rt_trace *t, const bfile *bf, seen *s, rt_diag *err)
+{
+	return read_len(t, bf, bf->f.len, 0, s, err);
+}
+
+static void read_ok(rt_trace *t, const bfile *bf, uint32_t depth, seen *s)
+{
+	rt_diag err;
+	int rc = read_len(t, bf, bf->f.len, depth, s, &err);
+	if (rc != 0)
+		fail_msg("read failed: %s", err.msg);
+}
+
+/* The process, one generation of maps, memory and two functions. */
+static void preamble(bfile *bf, bthread *t, uint64_t flags)
+{
+	enc_process(bf, t, 4242, 1, START_SEC, 500000000, "x86_64", "/usr/bin/app",
+		    "app --run", 10, flags);
+	enc_maps(bf, t, 1);
+	enc_module(bf, t, 0x400000, 0x401000, 0, "/usr/bin/app");
+	enc_module(bf, t, 0x7f0000000000, 0x7f0000100000, 0x1000, "/lib/libc.so.6");
+	enc_resource(bf, t, 1, "memory", "memory allocation in bytes", 0);
+	enc_function(bf, t, FN_MALLOC, "malloc");
+	enc_function(bf, t, FN_FREE, "free");
+}
+
+/* One thread: the preamble, stack 1, then allocations 1..n. */
+static void simple(bfile *bf, bthread *a, uint32_t chunk, int n)
+{
+	static const uint64_t stack[] = {0x400123, 0x400200};
+	bf_init(bf, chunk, 4242);
+	*a = bf_thread(100);
+	preamble(bf, a, 0);
+	enc_bt(bf, a, 1, 2, stack);
+	for (int i = 1; i <= n; i++)
+		enc_call(bf, a, (uint64_t)i, 0, ALLOC, FN_MALLOC, 1, 0x1000 + (uint64_t)i * 16,
+			 (uint64_t)i, 1, 0);
+}
+
+static size_t chunk_off(const bfile *bf, int k)
+{
+	return 64 + (size_t)k * bf->chunk_size;
+}
+
+/* --- the model --- */
+
+static const uint64_t every_stack[] = {0x400123, 0x7f0000000456, 0x400100};
+
+/* One thread writing every record type; returns the MESSAGE's offset. */
+static size_t build_every_type(bfile *bf)
+{
+	bf_init(bf, 4096, 99);
+	bthread a = bf_thread(100);
+	preamble(bf, &a, 1);
+	enc_resource(bf, &a, 3, "segment", "shared memory segment", 1);
+	enc_function(bf, &a, FN_SHMGET, "shmget");
+	enc_context(bf, &a, 1, "first context");
+	enc_context(bf, &a, 2, "second context");
+	enc_bt(bf, &a, 1, 3, every_stack);
+	enc_call(bf, &a, 1, 1500000, ALLOC, FN_MALLOC, 1, 0x1000, 24, 1, 1);
+	enc_call(bf, &a, 2, 1000, ALLOC, FN_SHMGET, 3, 0x77, 1024, 1, 2);
+	size_t msg = enc_message(bf, &a, "disk full\nstopped");
+	enc_call(bf, &a, 3, 1000, FREE, FN_FREE, 1, 0x1000, 0, 0, 0);
+	enc_end(bf, &a, 3);
+	bf_finish(bf);
+	return msg;
+}
+
+static void check_every_header(const rt_trace *t)
+{
+	assert_string_equal(rt_trace_header(t, "version"), "2.0");
+	assert_string_equal(rt_trace_header(t, "arch"), "x86_64");
+	assert_string_equal(rt_trace_header(t, "timestamp"), "2011.6.16 15:49:48");
+	assert_string_equal(rt_trace_header(t, "process"), "/usr/bin/app");
+	assert_string_equal(rt_trace_header(t, "pid"), "4242"); /* PROCESS over file header */
+	assert_string_equal(rt_trace_header(t, "backtrace depth"), "10");
+	assert_string_equal(rt_trace_header(t, "origin"), "rtrace 0.1.0");
+}
+
+static void check_every_registry(const rt_trace *t)
+{
+	assert_int_equal(rt_trace_resource_count(t), 2);
+	const rt_resource *mem = rt_trace_resource_get(t, 1), *seg = rt_trace_resource_get(t, 2);
+	assert_int_equal(mem->mask, 1);
+	assert_string_equal(mem->type, "memory");
+	assert_string_equal(mem->desc, "memory allocation in bytes");
+	assert_null(mem->flags);
+	assert_false(mem->refcount);
+	assert_int_equal(seg->mask, 4); /* resource id 3 */
+	assert_string_equal(seg->flags, "refcount");
+	assert_true(seg->refcount);
+	assert_int_equal(rt_trace_mmap_count(t), 2);
+	assert_string_equal(rt_trace_mmap_at(t, 1)->module, "/lib/libc.so.6");
+	assert_int_equal(rt_trace_mmap_at(t, 1)->from, 0x7f0000000000);
+	assert_int_equal(rt_trace_mmap_at(t, 1)->to, 0x7f0000100000);
+	assert_int_equal(rt_trace_context_count(t), 2);
+	assert_int_equal(rt_trace_context_at(t, 1)->id, 2);
+	assert_string_equal(rt_trace_context_at(t, 1)->name, "second context");
+}
+
+static void check_every_calls(const rt_trace *t, const rt_call *c)
+{
+	assert_int_equal(c[0].index, 1);
+	assert_int_equal(c[0].kind, RT_CALL_ALLOC);
+	assert_int_equal(c[0].size, 24);
+	assert_int_equal(c[0].res_id, 0x1000);
+	assert_string_equal(rt_trace_str(t, c[0].fn), "malloc");
+	assert_int_equal(c[0].res_type, 1);
+	assert_int_equal(c[0].context, 1);
+	assert_int_equal(c[0].args, RT_NONE);
+	assert_int_equal(rt_trace_bt_len(t, c[0].bt), 3);
+	const rt_frame *f = rt_trace_bt_frames(t, c[0].bt);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(f[i].addr, every_stack[i]);
+		assert_int_equal(f[i].text, RT_NONE);
+	}
+	assert_true(c[0].flags & RT_CALL_HAS_TIMESTAMP);
+	assert_int_equal(c[0].timestamp_us, DAY_US(15, 49, 48) + 501500);
+	assert_string_equal(rt_trace_str(t, c[1].fn), "shmget");
+	assert_int_equal(c[1].res_type, 2);
+	assert_int_equal(c[1].context, 2);
+	assert_int_equal(c[1].timestamp_us, DAY_US(15, 49, 48) + 501501);
+	assert_int_equal(c[2].kind, RT_CALL_FREE);
+	assert_int_equal(c[2].size, 0);
+	assert_int_equal(c[2].context, 0);
+	assert_int_equal(rt_trace_bt_len(t, c[2].bt), 0); /* bt 0: the empty stack */
+}
+
+/* The tracer's message: a warning, and a comment after call 2. */
+static void check_every_message(const rt_trace *t, const seen *s, size_t msg)
+{
+	assert_int_equal(s->nwarn, 1);
+	assert_int_equal(s->warn[0].line, 0);
+	char want[128];
+	snprintf(want, sizeof want, "byte offset %zu: tracer message: disk full?stopped", msg);
+	assert_string_equal(s->warn[0].msg, want);
+	assert_int_equal(rt_trace_comment_count(t), 1);
+	assert_int_equal(rt_trace_comment_at(t, 0)->after, 2);
+	assert_string_equal(rt_trace_comment_at(t, 0)->text, "## disk full?stopped");
+}
+
+static void every_record_type(void **state)
+{
+	(void)state;
+	bfile bf;
+	size_t msg = build_every_type(&bf);
+	rt_trace *t = rt_trace_new();
+	seen s = {0};
+	rt_read_stats st;
+	rt_read_opts o = {0, on_call, on_warn, &s};
+	rt_diag err;
+	assert_int_equal(rt_bin_read_mem(t, bf.f.b, bf.f.len, "t", &o, &st, &err), 0);
+	assert_int_equal(st.lines, 17);
+	assert_int_equal(st.calls, 3);
+	assert_int_equal(s.n, 3);
+	check_every_header(t);
+	check_every_registry(t);
+	check_every_calls(t, s.calls);
+	check_every_message(t, &s, msg);
+	seen_free(&s);
+	rt_trace_free(t);
+	be_free(&bf.f);
+}
+
+static void calls_appended_without_callback(void **state)
+{
+	(void)state;
+	bfile bf;
+	bthread a;
+	simple(&bf, &a, 256, 20);
+	rt_trace *t = rt_trace_new();
+	read_ok(t, &bf, 0, NULL);
+	assert_int_equal(rt_trace_call_count(t), 20);
+	for (size_t i = 0; i < 20; i++)
+		assert_int_equal(rt_trace_calls(t)[i].index, i + 1);
+	/* no PROCESS flags: no timestamps */
+	assert_false(rt_trace_calls(t)[0].flags & RT_CALL_HAS_TIMESTAMP);
+	rt_trace_free(t);
+	be_free(&bf.f);
+}
+
+/* Threads write calls with pseudo-random interleaving into small chunks;
+ * the reader hands them out in index order. */
+static void threads_merged_in_index_order(void **state)
+{
+	(void)state;
+	enum { NT = 4, NCALLS = 400 };
+	bfile bf;
+	bf_init(&bf, 96, 1);
+	bthread th[NT];
+	for (int i = 0; i < NT; i++)
+		th[i] = bf_thread(10 + (uint32_t)i);
+	preamble(&bf, &th[0], 0);
+	uint32_t x = 12345;
+	bool has_bt[NT] = {false};
+	for (uint64_t i = 1; i <= NCALLS; i++) {
+		x = x * 1103515245 + 12345;
+		/* thread 3 starts late, thread 2 is bursty */
+		int k = (int)((x >> 16) % (i < 200 ? 3 : NT));
+		if (k == 2 && (x >> 8) % 4)
+			k = 1;
+		uint64_t frame = 0x1000 * (uint64_t)(k + 1);
+		if (!has_bt[k]) {
+			enc_bt(&bf, &th[k], (uint64_t)k + 1, 1, &frame);
+			has_bt[k] = true;
+		}
+		enc_call(&bf, &th[k], i, 10, ALLOC, FN_MALLOC, 1, i, (uint64_t)k, (uint64_t)k + 1, 0);
+	}
+	rt_trace *t = rt_trace_new();
+	seen s = {0};
+	read_ok(t, &bf, 0, &s);
+	assert_int_equal(s.n, NCALLS);
+	for (size_t i = 0; i < s.n; i++) {
+		assert_int_equal(s.calls[i].index, i + 1);
+		assert_int_equal(s.calls[i].res_id, i + 1);
+		const rt_frame *f = rt_trace_bt_frames(t, s.calls[i].bt);
+		assert_int_equal(f[0].addr, 0x1000 * (s.calls[i].size + 1));
+	}
+	seen_free(&s);
+	rt_trace_free(t);
+	be_free(&bf.f);
+}
+
+static void same_stack_two_threads_is_one_backtrace(void **state)
+{
+	(void)state;
+	bfile bf;
+	bf_init(&bf, 4096, 1);
+	bthread a = bf_thread(1), b = bf_thread(2);
+	preamble(&bf, &a, 0);
+	static const uint64_t abc[] = {0xa, 0xb, 0xc}, abd[] = {0xa, 0xb, 0xd};
+	enc_bt(&bf, &a, 1, 3, abc);
+	enc_call(&bf, &a, 1, 0, ALLOC, FN_MALLOC, 1, 0x10, 1, 1, 0);
+	enc_bt(&bf, &b, 7, 3, abc);
+	enc_call(&bf, &b, 2, 0, ALLOC, FN_MALLOC, 1, 0x20, 1, 7, 0);
+	enc_bt(&bf, &a, 2, 3, abd);
+	enc_call(&bf, &a, 3, 0, ALLOC, FN_MALLOC, 1, 0x30, 1, 2, 0);
+	rt_trace *t = rt_trace_new();
+	seen s = {0};
+	read_ok(t, &bf, 0, &s);
+	assert_int_equal(s.n, 3);
+	assert_int_equal(s.calls[0].bt, s.calls[1].bt);
+	assert_true(s.calls[0].bt != s.calls[2].bt);
+	assert_int_equal(rt_trace_bt_count(t), 2);
+	seen_free(&s);
+	rt_trace_free(t);
+	be_free(&bf.f);
+}
+
+static void max_depth_keeps_the_top_frames(void **state)
+{
+	(void)state;
+	bfile bf;
+	bf_init(&bf, 4096, 1);
+	bthread a = bf_thread(1);
+	preamble(&bf, &a, 0);
+	static const uint64_t s1[] = {1, 2, 3, 4, 5}, s2[] = {1, 2, 9, 9};
+	enc_bt(&bf, &a, 1, 5, s1);
+	enc_bt(&bf, &a, 2, 4, s2);
+	enc_call(&bf, &a, 1, 0, ALLOC, FN_MALLOC, 1, 0x10, 1, 1, 0);
+	enc_call(&bf, &a, 2, 0, ALLOC, FN_MALLOC, 1, 0x20, 1, 2, 0);
+	rt_trace *t = rt_trace_new();
+	seen s = {0};
+	read_ok(t, &bf, 2, &s);
+	assert_int_equal(s.calls[0].bt, s.calls[1].bt);
+	assert_int_equal(rt_trace_bt_len(t, s.calls[0].bt), 2);
+	assert_int_equal(rt_trace_bt_frames(t, s.calls[0].bt)[1].addr, 2);
+	seen_free(&s);
+	rt_trace_free(t);
+
+	t = rt_trace_new(); /* and all frames without a limit */
+	read_ok(t, &bf, 0, NULL);
+	assert_int_equal(rt_trace_bt_len(t, rt_trace_calls(t)[0].bt), 5);
+	assert_int_equal(rt_trace_bt_frames(t, rt_trace_calls(t)[0].bt)[4].addr, 5);
+	rt_trace_free(t);
+	be_free(&bf.f);
+}
+
+/* A later generation lists the modules that stayed: only new mappings are
+ * added, and a module's old mapping stays after it moved. */
+static void maps_generations_add_new_modules(void **state)
+{
+	(void)state;
+	bfile bf;
+	bf_init(&bf, 4096, 1);
+	bthread a = bf_thread(1), b = bf_thread(2);
+	preamble(&bf, &a, 0);
+	enc_call(&bf, &a, 1, 0, ALLOC, FN_MALLOC, 1, 0x10, 1, 0, 0);
+	enc_maps(&bf, &b, 2); /* b dlopens libfoo */
+	enc_module(&bf, &b, 0x400000, 0x401000, 0, "/usr/bin/app");
+	enc_module(&bf, &b, 0x7f0000000000, 0x7f0000100000, 0x1000, "/lib/libc.so.6");
+	enc_module(&bf, &b, 0x7f1000000000, 0x7f1000010000, 0, "/usr/lib/libfoo.so");
+	enc_call(&bf, &b, 2, 0, ALLOC, FN_MALLOC, 1, 0x20, 1, 0, 0);
+	enc_maps(&bf, &a, 3); /* a: dlclose, dlopen again elsewhere */
+	enc_module(&bf, &a, 0x400000, 0x401000, 0, "/usr/bin/app");
+	enc_module(&bf, &a, 0x7f0000000000, 0x7f0000100000, 0x1000, "/lib/libc.so.6");
+	enc_module(&bf, &a, 0x7f2000000000, 0x7f2000010000, 0, "/usr/lib/libfoo.so");
+	rt_trace *t = rt_trace_new();
+	read_ok(t, &bf, 0, NULL);
+	assert_int_equal(rt_trace_mmap_count(t), 4);
+	assert_string_equal(rt_trace_mmap_at(t, 2)->module, "/usr/lib/libfoo.so");
+	assert_int_equal(rt_trace_mmap_at(t, 2)->from, 0x7f1000000000);
+	assert_string_equal(rt_trace_mmap_at(t, 3)->module, "/usr/lib/libfoo.so");
+	assert_int_equal(rt_trace_mmap_at(t, 3)->from, 0x7f2000000000);
+	rt_trace_free(t);
+	be_free(&bf.f);
+}
+
+/* The leak filter needs index order: in file order thread a's two
+ * allocations of 0x10 come before b's release between them. */
+static void leak_filter_sees_index_order(void **state)
+{
+	(void)state;
+	bfile bf;
+	bf_init(&bf, 4096, 1);
+	bthread a = bf_thread(1), b = bf_thread(2);
+	preamble(&bf, &a, 0);
+	enc_resource(&bf, &a, 2, "segment", "shared memory segment", 1);
+	enc_function(&bf, &a, FN_SHMGET, "shmget");
+	enc_call(&bf, &a, 1, 0, ALLOC, FN_MALLOC, 1, 0x10, 8, 0, 0);
+	enc_call(&bf, &b, 2, 0, FREE, FN_FREE, 1, 0x10, 0, 0, 0);
+	enc_call(&bf, &a, 3, 0, ALLOC, FN_MALLOC, 1, 0x10, 8, 0, 0);
+	/* refcount: two attachments of segment 5, one release: still live */
+	enc_call(&bf, &a, 4, 0, ALLOC, FN_SHMGET, 2, 5, 64, 0, 0);
+	enc_call(&bf, &a, 5, 0, ALLOC, FN_SHMGET, 2, 5, 64, 0, 0);
+	enc_call(&bf, &b, 6, 0, FREE, FN_FREE, 2, 5, 0, 0, 0);
+	assert_true(b.chunk > a.chunk); /* b's chunk follows a's in the file */
+
+	rt_trace *t = rt_trace_new();
+	seen s = {0};
+	s.leaks = rt_leaks_new();
+	read_ok(t, &bf, 0, &s);
+	rt_leaks_finish(s.leaks, t);
+	rt_trace_compact(t); /* released allocations are dead until then */
+	assert_int_equal(rt_trace_call_count(t), 2);
+	assert_int_equal(rt_trace_calls(t)[0].index, 3);
+	assert_int_equal(rt_trace_calls(t)[1].index, 4);
+	assert_true(rt_trace_resource_get(t, rt_trace_calls(t)[1].res_type)->refcount);
+	rt_leaks_free(s.leaks);
+	seen_free(&s);
+	rt_trace_free(t);
+	be_free(&bf.f);
+}
+
+static void timestamps_from_process_start(void **state)
+{
+	(void)state;
+	bfile bf;
+	bf_init(&bf, 4096, 1);
+	bthread a = bf_thread(1), b = bf_thread(2);
+	preamble(&bf, &a, 1); /* starts at 15:49:48.500 */
+	enc_call(&bf, &a, 1, 1500000, ALLOC, FN_MALLOC, 1, 0x10, 1, 0, 0);
+	enc_call(&bf, &b, 2, 250000, ALLOC, FN_MALLOC, 1, 0x20, 1, 0, 0);
+	enc_call(&bf, &a, 3, 2000000000, ALLOC, FN_MALLOC, 1, 0x30, 1, 0, 0);
+	enc_call(&bf, &b, 4, 86400ull * 1000000000, ALLOC, FN_MALLOC, 1, 0x40, 1, 0, 0);
+	rt_trace *t = rt_trace_new();
+	seen s = {0};
+	read_ok(t, &bf, 0, &s);
+	assert_int_equal(s.n, 4);
+	assert_int_equal(s.calls[0].timestamp_us, DAY_US(15, 49, 48) + 501500);
+	assert_int_equal(s.calls[1].timestamp_us, DAY_US(15, 49, 48) + 500250);
+	assert_int_equal(s.calls[2].timestamp_us, DAY_US(15, 49, 50) + 501500);
+	/* a day later: the time of day again */
+	assert_int_equal(s.calls[3].timestamp_us, DAY_US(15, 49, 48) + 500250);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(s.calls[i].flags, RT_CALL_HAS_TIMESTAMP);
+	seen_free(&s);
+	rt_trace_free(t);
+	be_free(&bf.f);
+}
+
+static void timestamps_across_midnight(void **state)
+{
+	(void)state;
+	bfile bf;
+	bf_init(&bf, 4096, 1);
+	bthread a = bf_thread(1);
+	enc_process(&bf, &a, 1, 0, 1308268799, 900000000, "i686", "/bin/x", "", 0, 1);
+	enc_resource(&bf, &a, 1, "memory", "memory allocation in bytes", 0);
+	enc_function(&bf, &a, FN_MALLOC, "malloc");
+	enc_call(&bf, &a, 1, 50000000, ALLOC, FN_MALLOC, 1, 0x10, 1, 0, 0);
+	enc_call(&bf, &a, 2, 150000000, ALLOC, FN_MALLOC, 1, 0x20, 1, 0, 0);
+	rt_trace *t = rt_trace_new();
+	seen s = {0};
+	read_ok(t, &bf, 0, &s);
+	assert_string_equal(rt_trace_header(t, "timestamp"), "2011.6.16 23:59:59");
+	assert_int_equal(s.calls[0].timestamp_us, DAY_US(23, 59, 59) + 950000);
+	assert_int_equal(s.calls[1].timestamp_us, 100000);
+	seen_free(&s);
+	rt_trace_free(t);
+	be_free(&bf.f);
+}
+
+/* A tid taken again by a new thread: its chunks restart at seq 0 and its
+ * time counts from the process start again. */
+static void reused_tid_is_a_new_thread(void **state)
+{
+	(void)state;
+	bfile bf;
+	bf_init(&bf, 64, 1);
+	bthread a = bf_thread(1), old = bf_thread(7), b = bf_thread(8);
+	preamble(&bf, &a, 1);
+	for (uint64_t i = 1; i <= 8; i++)
+		enc_call(&bf, &old, i, 1000000, ALLOC, FN_MALLOC, 1, i, 1, 0, 0);
+	assert_true(old.seq >= 1);
+	enc_call(&bf, &b, 9, 1000, ALLOC, FN_MALLOC, 1, 9, 1, 0, 0);
+	bthread young = bf_thread(7);
+	for (uint64_t i = 10; i <= 14; i++)
+		enc_call(&bf, &young, i, 1000000, ALLOC, FN_MALLOC, 1, i, 1, 0, 0);
+	rt_trace *t = rt_trace_new();
+	seen s = {0};
+	read_ok(t, &bf, 0, &s);
+	assert_int_equal(s.n, 14);
+	for (size_t i = 0; i < s.n; i++)
+		assert_int_equal(s.calls[i].index, i + 1);
+	assert_int_equal(s.calls[7].timestamp_us, DAY_US(15, 49, 48) + 508000);
+	assert_int_equal(s.calls[9].timestamp_us, DAY_US(15, 49, 48) + 501000);
+	seen_free(&s);
+	rt_trace_free(t);
+	be_free(&bf.f);
+}
+
+/* A killed program: data_end 0 and zero-filled chunks after the data. */
+static void killed_program_zero_chunks(void **state)
+{
+	(void)state;
+	bfile bf;
+	bthread a;
+	simple(&bf, &a, 128, 30);
+	bthread spare = bf_thread(0);
+	bf_new_chunk(&bf, &spare);
+	memset(bf.f.b + spare.chunk, 0, bf.chunk_size); /* taken, never written */
+	rt_trace *t = rt_trace_new();
+	seen s = {0};
+	read_ok(t, &bf, 0, &s);
+	assert_int_equal(s.n, 30);
+	seen_free(&s);
+	rt_trace_free(t);
+
+	/* the first zero chunk ends the trace, even with chunks after it */
+	bthread late = bf_thread(5);
+	enc_call(&bf, &late, 31, 0, ALLOC, FN_MALLOC, 1, 31, 1, 0, 0);
+	t = rt_trace_new();
+	read_ok(t, &bf, 0, &s);
+	assert_int_equal(s.n, 30);
+	seen_free(&s);
+	rt_trace_free(t);
+	be_free(&bf.f);
+}
+
+/* Another thread's definition, written before a call's index was taken,
+ * is known when the call is delivered even though the call was read
+ * ahead of it. */
+static void definitions_from_other_threads(void **state)
+{
+	(void)state;
+	bfile bf;
+	bf_init(&bf, 4096, 1);
+	bthread a = bf_thread(1), b = bf_thread(2);
+	preamble(&bf, &a, 0);
+	/* b reads call 4 ahead while a is at call 3, before FUNCTION 9 */
+	enc_call(&bf, &a, 1, 0, ALLOC, FN_MALLOC, 1, 0x10, 1, 0, 0);
+	enc_call(&bf, &b, 2, 0, ALLOC, FN_MALLOC, 1, 0x20, 1, 0, 0);
+	enc_call(&bf, &a, 3, 0, ALLOC, FN_MALLOC, 1, 0x30, 1, 0, 0);
+	enc_function(&bf, &a, 9, "calloc");
+	enc_call(&bf, &b, 4, 0, ALLOC, 9, 1, 0x40, 1, 0, 0);
+	enc_call(&bf, &a, 5, 0, ALLOC, 9, 1, 0x50, 1, 0, 0);
+	rt_trace *t = rt_trace_new();
+	seen s = {0};
+	read_ok(t, &bf, 0, &s);
+	assert_int_equal(s.n, 5);
+	assert_string_equal(rt_trace_str(t, s.calls[3].fn), "calloc");
+	seen_free(&s);
+	rt_trace_free(t);
+	be_free(&bf.f);
+}
+
+static void fd_file_and_pipe(void **state)
+{
+	(void)state;
+	bfile bf;
+	bthread a;
+	simple(&bf, &a, 512, 25);
+	bf_finish(&bf);
+	char path[] = "/tmp/test_bin_read.XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, bf.f.b, bf.f.len), (ssize_t)bf.f.len);
+	rt_trace *t = rt_trace_new();
+	rt_read_stats st;
+	rt_diag err;
+	assert_int_equal(rt_bin_read_fd(t, fd, path, NULL, &st, &err), 0);
+	assert_int_equal(rt_trace_call_count(t), 25);
+	assert_int_equal(st.bytes, bf.f.len);
+	rt_trace_free(t);
+	close(fd);
+	unlink(path);
+
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	assert_true(bf.f.len < 60000); /* fits in the pipe's buffer */
+	assert_int_equal(write(p[1], bf.f.b, bf.f.len), (ssize_t)bf.f.len);
+	close(p[1]);
+	t = rt_trace_new();
+	assert_int_equal(rt_bin_read_fd(t, p[0], "<pipe>", NULL, &st, &err), 0);
+	assert_int_equal(rt_trace_call_count(t), 25);
+	rt_trace_free(t);
+	close(p[0]);
+	be_free(&bf.f);
+}
+
+static void detection(void **state)
+{
+	(void)state;
+	assert_true(rt_bin_is_binary("RTRACE\0\1", 8));
+	assert_true(rt_bin_is_binary("RTRACE\0\2", 8)); /* the reader names the version */
+	assert_true(rt_bin_is_binary("RTRACE\0", 7));
+	assert_false(rt_bin_is_binary("RTRACE", 6));
+	assert_false(rt_bin_is_binary("version=2.0, arch=i686", 22));
+	assert_false(rt_bin_is_binary("", 0));
+}
+
+/* --- errors --- */
+
+/* Reads, expects an error at byte offset off whose message contains want,
+ * and that the first ncalls calls (1..ncalls) were delivered. */
+static void expect_error(const bfile *bf, size_t len, size_t off, const char *want,
+			 size_t ncalls)
+{
+	rt_trace *t = rt_trace_new();
+	seen s = {0};
+	rt_diag err;
+	int rc = read_len(t, bf, len, 0, &s, &err);
+	char prefix[64];
+	snprintf(prefix, sizeof prefix, "byte offset %zu: expected ", off);
+	if (rc != -1 || strncmp(err.msg, prefix, strlen(prefix)) || !strstr(err.msg, want))
+		fail_msg("rc %d, message '%s'; wanted '%s...%s'", rc, err.msg, prefix, want);
+	assert_int_equal(err.line, 0);
+	assert_string_equal(err.file, "t.rtrace");
+	char buf[600];
+	rt_diag_format(&err, buf, sizeof buf);
+	assert_true(!strncmp(buf, "t.rtrace: byte offset ", 22));
+	if (s.n != ncalls)
+		fail_msg("%zu calls delivered before '%s', expected %zu", s.n, err.msg, ncalls);
+	for (size_t i = 0; i < s.n; i++)
+		assert_int_equal(s.calls[i].index, i + 1);
+	seen_free(&s);
+	rt_trace_free(t);
+}
+
+static void many_modules_and_repeated_contexts(void **state)
+{
+	(void)state;
+	bfile bf;
+	bf_init(&bf, 65536, 1);
+	bthread a = bf_thread(1);
+	preamble(&bf, &a, 0);
+	char path[64];
+	for (uint64_t gen = 2; gen <= 3; gen++) {
+		enc_maps(&bf, &a, gen);
+		for (uint64_t i = 0; i < 100; i++) {
+			snprintf(path, sizeof path, "/usr/lib/lib%" PRIu64 ".so", i);
+			enc_module(&bf, &a, 0x10000000 * (i + 1), 0x10000000 * (i + 1) + 0x1000, 0, path);
+		}
+		enc_context(&bf, &a, 4, "again");
+	}
+	rt_trace *t = rt_trace_new();
+	read_ok(t, &bf, 0, NULL);
+	assert_int_equal(rt_trace_mmap_count(t), 102);
+	assert_int_equal(rt_trace_context_count(t), 1);
+	rt_trace_free(t);
+	be_free(&bf.f);
+}
+
+/* A file ending inside a chunk header: no error when nothing can be lost. */
+static void partial_chunk_headers(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *bytes;
+		size_t n;
+		const char *err; /* NULL: no error */
+	} cases[] = {
+		{"\0\0\0\0\0\0\0\0", 8, NULL},       /* zero-filled */
+		{"RTCK\0\0\0\0\x07", 9, NULL},          /* no byte used */
+		{"RTCK\x10\0\0\0\x07", 9, "16-byte chunk header, found end of file after 9 bytes"},
+		{"RT", 2, "16-byte chunk header, found end of file after 2 bytes"},
+		{"RTXX", 4, "chunk magic \"RTCK\", or zero bytes"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		bfile bf;
+		bthread a;
+		simple(&bf, &a, 128, 30);
+		size_t at = bf.f.len;
+		be_bytes(&bf.f, cases[i].bytes, cases[i].n);
+		if (cases[i].err) {
+			expect_error(&bf, bf.f.len, at, cases[i].err, 30);
+		} else {
+			rt_trace *t = rt_trace_new();
+			read_ok(t, &bf, 0, NULL);
+			assert_int_equal(rt_trace_call_count(t), 30);
+			rt_trace_free(t);
+		}
+		be_free(&bf.f);
+	}
+}
+
+/* A start time that is no date: no timestamps, no error. */
+static void absurd_start_time(void **state)
+{
+	(void)state;
+	bfile bf;
+	bf_init(&bf, 4096, 1);
+	bthread a = bf_thread(1);
+	enc_process(&bf, &a, 1, 0, 1ull << 50, 0, "x", "/bin/x", "", 0, 1);
+	enc_resource(&bf, &a, 1, "memory", "memory allocation in bytes", 0);
+	enc_function(&bf, &a, FN_MALLOC, "malloc");
+	enc_call(&bf, &a, 1, UINT64_MAX, ALLOC, FN_MALLOC, 1, 0x10, 1, 0, 0);
+	rt_trace *t = rt_trace_new();
+	read_ok(t, &bf, 0, NULL);
+	assert_null(rt_trace_header(t, "timestamp"));
+	assert_false(rt_trace_calls(t)[0].flags & RT_CALL_HAS_TIMESTAMP);
+	rt_trace_free(t);
+	be_free(&bf.f);
+}
+
+/* Options, stats, name and error are optional. */
+static void null_arguments(void **state)
+{
+	(void)state;
+	bfile bf;
+	bthread a;
+	simple(&bf, &a, 256, 3);
+	rt_trace *t = rt_trace_new();
+	assert_int_equal(rt_bin_read_mem(t, bf.f.b, bf.f.len, NULL, NULL, NULL, NULL), 0);
+	assert_int_equal(rt_trace_call_count(t), 3);
+	rt_trace_free(t);
+	t = rt_trace_new();
+	assert_int_equal(rt_bin_read_mem(t, bf.f.b, 30, NULL, NULL, NULL, NULL), -1);
+	rt_diag err;
+	assert_int_equal(rt_bin_read_mem(t, NULL, 0, NULL, NULL, NULL, &err), -1);
+	assert_string_equal(err.file, "<input>");
+	rt_trace_free(t);
+	be_free(&bf.f);
+}
+
+/* More than a pipe's buffer, written by a child while it is read. */
+static void large_trace_through_a_pipe(void **state)
+{
+	(void)state;
+	bfile bf;
+	bthread a;
+	simple(&bf, &a, 4096, 12000);
+	assert_true(bf.f.len > 100000); /* a pipe holds 64 KiB */
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(p[0]);
+		size_t off = 0;
+		while (off < bf.f.len) {
+			ssize_t w = write(p[1], bf.f.b + off, bf.f.len - off);
+			if (w <= 0)
+				_exit(1);
+			off += (size_t)w;
+		}
+		_exit(0);
+	}
+	close(p[1]);
+	rt_trace *t = rt_trace_new();
+	rt_read_stats st;
+	rt_diag err;
+	assert_int_equal(rt_bin_read_fd(t, p[0], "<pipe>", NULL, &st, &err), 0);
+	assert_int_equal(rt_trace_call_count(t), 12000);
+	assert_int_equal(st.bytes, bf.f.len);
+	close(p[0]);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	rt_trace_free(t);
+	be_free(&bf.f);
+}
+
+static void error_file_header(void **state)
+{
+	(void)state;
+	bfile bf;
+	bthread a;
+	simple(&bf, &a, 256, 2);
+	expect_error(&bf, 0, 0, "file header", 0);
+	expect_error(&bf, 5, 5, "file header", 0);
+	expect_error(&bf, 40, 40, "64-byte file header, found end of file", 0);
+	bf.f.b[7] = 2;
+	expect_error(&bf, bf.f.len, 7, "version 1, found version 2", 0);
+	bf.f.b[7] = 1;
+	bf.f.b[0] = 'X';
+	expect_error(&bf, bf.f.len, 0, "magic \"RTRACE\\0\\1\"", 0);
+	bf.f.b[0] = 'R';
+	be_set32(&bf.f, 8, 10);
+	expect_error(&bf, bf.f.len, 8, "header size between 64", 0);
+	be_set32(&bf.f, 8, 64);
+	be_set32(&bf.f, 12, 8);
+	expect_error(&bf, bf.f.len, 12, "chunk size between 32", 0);
+	be_set32(&bf.f, 12, 256);
+	be_set64(&bf.f, 16, bf.f.len - 1);
+	expect_error(&bf, bf.f.len, 16, "data_end 0 or the end of a chunk", 0);
+	be_free(&bf.f);
+}
+
+static void error_unknown_record_type(void **state)
+{
+	(void)state;
+	bfile bf;
+	bthread a;
+	simple(&bf, &a, 256, 2);
+	size_t at = enc_raw(&bf, &a, "\x2a", 1);
+	enc_call(&bf, &a, 3, 0, ALLOC, FN_MALLOC, 1, 0x10, 1, 0, 0);
+	expect_error(&bf, bf.f.len, at, "record type between 1 and 10, found 42", 2);
+	be_free(&bf.f);
+}
+
+static void error_record_past_used(void **state)
+{
+	(void)state;
+	bfile bf;
+	bthread a;
+	simple(&bf, &a, 256, 2);
+	/* a CALL whose context mask is missing */
+	static const uint8_t call[] = {8, 3, 0, 1, 1, 1, 0x10, 1, 0};
+	size_t at = enc_raw(&bf, &a, call, sizeof call);
+	expect_error(&bf, bf.f.len, at, "CALL record starting here to end within its chunk's used bytes", 2);
+	be_free(&bf.f);
+	/* a string longer than the chunk's rest */
+	simple(&bf, &a, 256, 1);
+	static const uint8_t fn[] = {5, 4, 50, 'a', 'b'};
+	at = enc_raw(&bf, &a, fn, sizeof fn);
+	expect_error(&bf, bf.f.len, at, "FUNCTION record", 1);
+	be_free(&bf.f);
+}
+
+static void error_long_varints(void **state)
+{
+	(void)state;
+	bfile bf;
+	bthread a;
+	simple(&bf, &a, 256, 2);
+	static const uint8_t eleven[] = {8, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01};
+	size_t at = enc_raw(&bf, &a, eleven, sizeof eleven);
+	expect_error(&bf, bf.f.len, at + 1, "varint of at most 10 bytes", 2);
+	be_free(&bf.f);
+	simple(&bf, &a, 256, 2);
+	static const uint8_t big[] = {8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02};
+	at = enc_raw(&bf, &a, big, sizeof big);
+	expect_error(&bf, bf.f.len, at + 1, "varint below 2^64", 2);
+	be_free(&bf.f);
+	/* the largest 10-byte varint is fine: 2^64 - 1 as a resource id */
+	simple(&bf, &a, 256, 1);
+	static const uint8_t max[] = {8, 2, 0, 1, 1, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0, 0, 0};
+	enc_raw(&bf, &a, max, sizeof max);
+	rt_trace *t = rt_trace_new();
+	seen s = {0};
+	read_ok(t, &bf, 0, &s);
+	assert_int_equal(s.calls[1].res_id, UINT64_MAX);
+	seen_free(&s);
+	rt_trace_free(t);
+	be_free(&bf.f);
+}
+
+static void error_undefined_ids(void **state)
+{
+	(void)state;
+	bfile bf;
+	bthread a;
+	simple(&bf, &a, 256, 2);
+	size_t at = enc_call(&bf, &a, 3, 0, ALLOC, FN_MALLOC, 1, 0x10, 1, 99, 0);
+	expect_error(&bf, bf.f.len, at, "BT record defining backtrace id 99 before this CALL", 2);
+	/* defined after its first use in the same thread: still an error */
+	static const uint64_t st[] = {0x42};
+	enc_bt(&bf, &a, 99, 1, st);
+	expect_error(&bf, bf.f.len, at, "backtrace id 99", 2);
+	be_free(&bf.f);
+
+	simple(&bf, &a, 256, 2);
+	at = enc_call(&bf, &a, 3, 0, ALLOC, 77, 1, 0x10, 1, 0, 0);
+	expect_error(&bf, bf.f.len, at, "FUNCTION record defining function id 77", 2);
+	be_free(&bf.f);
+	simple(&bf, &a, 256, 2);
+	at = enc_call(&bf, &a, 3, 0, ALLOC, FN_MALLOC, 5, 0x10, 1, 0, 0);
+	expect_error(&bf, bf.f.len, at, "RESOURCE record defining resource id 5", 2);
+	be_free(&bf.f);
+	simple(&bf, &a, 256, 2);
+	at = enc_call(&bf, &a, 3, 0, ALLOC, FN_MALLOC, 0, 0x10, 1, 0, 0);
+	expect_error(&bf, bf.f.len, at, "resource id 0", 2);
+	be_free(&bf.f);
+}
+
+static void error_bad_fields(void **state)
+{
+	(void)state;
+	bfile bf;
+	bthread a;
+	simple(&bf, &a, 256, 2);
+	size_t at = enc_call(&bf, &a, 3, 0, 3, FN_MALLOC, 1, 0x10, 1, 0, 0);
+	expect_error(&bf, bf.f.len, at, "call kind 1 (alloc) or 2 (free) in the CALL record, found 3", 2);
+	be_free(&bf.f);
+	simple(&bf, &a, 256, 2);
+	at = enc_call(&bf, &a, 2, 0, ALLOC, FN_MALLOC, 1, 0x10, 1, 0, 0);
+	expect_error(&bf, bf.f.len, at, "call index above 2 (the thread's previous call), found 2", 2);
+	be_free(&bf.f);
+	simple(&bf, &a, 256, 2);
+	at = enc_call(&bf, &a, 3, 0, ALLOC, FN_MALLOC, 1, 0x10, 1, 0, 1ull << 32);
+	expect_error(&bf, bf.f.len, at, "32-bit context mask", 2);
+	be_free(&bf.f);
+	simple(&bf, &a, 256, 2);
+	at = enc_resource(&bf, &a, 33, "x", "y", 0);
+	expect_error(&bf, bf.f.len, at, "resource id between 1 and 32", 2);
+	be_free(&bf.f);
+	simple(&bf, &a, 256, 2);
+	at = enc_context(&bf, &a, 1ull << 32, "x");
+	expect_error(&bf, bf.f.len, at, "32-bit context id", 2);
+	be_free(&bf.f);
+	simple(&bf, &a, 256, 2);
+	at = enc_bt(&bf, &a, 0, 0, NULL);
+	expect_error(&bf, bf.f.len, at, "backtrace id above 0", 2);
+	be_free(&bf.f);
+	simple(&bf, &a, 256, 2);
+	at = enc_process(&bf, &a, 1, 0, 1, 1000000000, "", "", "", 0, 1);
+	expect_error(&bf, bf.f.len, at, "start_nsec below 10^9", 2);
+	be_free(&bf.f);
+}
+
+/* Ids are defined once; the same definition again is harmless. */
+static void error_redefinitions(void **state)
+{
+	(void)state;
+	static const uint64_t st[] = {0x400123, 0x400200}, other[] = {0x42};
+	bfile bf;
+	bthread a;
+	simple(&bf, &a, 256, 2);
+	enc_function(&bf, &a, FN_MALLOC, "malloc");
+	enc_bt(&bf, &a, 1, 2, st);
+	enc_resource(&bf, &a, 1, "memory", "memory allocation in bytes", 0);
+	size_t at = enc_function(&bf, &a, FN_MALLOC, "calloc");
+	expect_error(&bf, bf.f.len, at, "function id 1 to be defined once, found a second FUNCTION record", 2);
+	be_free(&bf.f);
+	simple(&bf, &a, 256, 2);
+	at = enc_bt(&bf, &a, 1, 1, other);
+	expect_error(&bf, bf.f.len, at, "backtrace id 1 to be defined once", 2);
+	be_free(&bf.f);
+	simple(&bf, &a, 256, 2);
+	at = enc_resource(&bf, &a, 1, "fd", "file descriptors", 0);
+	expect_error(&bf, bf.f.len, at, "resource id 1 to be defined once", 2);
+	be_free(&bf.f);
+}
+
+/* Chunk headers: only the chunks before a bad one are read. */
+static void error_bad_chunks(void **state)
+{
+	(void)state;
+	bfile bf;
+	bthread a;
+	simple(&bf, &a, 128, 40);
+	bf_finish(&bf);
+	assert_true(a.seq >= 3);
+	/* calls 1..n1 are in the first two chunks */
+	size_t c2 = chunk_off(&bf, 2);
+	rt_trace *t = rt_trace_new();
+	seen s = {0};
+	read_len(t, &bf, c2, 0, &s, &(rt_diag){0});
+	size_t n1 = s.n;
+	assert_true(n1 > 0 && n1 < 40);
+	seen_free(&s);
+	rt_trace_free(t);
+
+	uint8_t save[16];
+	memcpy(save, bf.f.b + c2, 16);
+	memset(bf.f.b + c2, 0, 4);
+	expect_error(&bf, bf.f.len, c2, "chunk magic \"RTCK\" (data_end says chunks go on", n1);
+	memcpy(bf.f.b + c2, "XXXX", 4);
+	expect_error(&bf, bf.f.len, c2, "chunk magic", n1);
+	be_set64(&bf.f, 16, 0); /* data_end 0: garbage is still no end */
+	expect_error(&bf, bf.f.len, c2, "chunk magic \"RTCK\", or zero bytes", n1);
+	memcpy(bf.f.b + c2, save, 16);
+	be_set32(&bf.f, c2 + 4, 9999);
+	expect_error(&bf, bf.f.len, c2 + 4, "at most 112 used bytes in the chunk, found 9999", n1);
+	memcpy(bf.f.b + c2, save, 16);
+	be_set32(&bf.f, c2 + 12, 7);
+	expect_error(&bf, bf.f.len, c2 + 12, "seq 2 for the next chunk of thread 100", n1);
+	memcpy(bf.f.b + c2, save, 16);
+	/* cut inside the used bytes, and inside the header */
+	expect_error(&bf, c2 + 16 + 3, c2 + 16, "rest of the CALL record starting here, found end of file", n1);
+	expect_error(&bf, c2 + 16, c2 + 16, "more used bytes of the chunk at byte offset", n1);
+	expect_error(&bf, c2 + 10, c2, "16-byte chunk header, found end of file after 10 bytes", n1);
+	be_free(&bf.f);
+}
+
+/* An error in one thread stops the merge at the lowest index its lost
+ * calls could have: the delivered calls stay a prefix. */
+static void error_keeps_a_prefix_across_threads(void **state)
+{
+	(void)state;
+	bfile bf;
+	bf_init(&bf, 4096, 1);
+	bthread a = bf_thread(1), b = bf_thread(2);
+	preamble(&bf, &a, 0);
+	for (uint64_t i = 1; i <= 9; i += 2)
+		enc_call(&bf, &a, i, 0, ALLOC, FN_MALLOC, 1, i, 1, 0, 0);
+	enc_call(&bf, &b, 2, 0, ALLOC, FN_MALLOC, 1, 2, 1, 0, 0);
+	enc_call(&bf, &b, 4, 0, ALLOC, FN_MALLOC, 1, 4, 1, 0, 0);
+	size_t at = enc_raw(&bf, &b, "\x00", 1);
+	expect_error(&bf, bf.f.len, at, "record type", 4); /* 1..4; 5 could follow */
+	be_free(&bf.f);
+
+	/* a broken CALL with a readable index: the calls below it go out */
+	bf_init(&bf, 4096, 1);
+	a = bf_thread(1);
+	b = bf_thread(2);
+	preamble(&bf, &a, 0);
+	for (uint64_t i = 1; i <= 9; i += 2)
+		enc_call(&bf, &a, i, 0, ALLOC, FN_MALLOC, 1, i, 1, 0, 0);
+	enc_call(&bf, &b, 2, 0, ALLOC, FN_MALLOC, 1, 2, 1, 0, 0);
+	at = enc_call(&bf, &b, 6, 0, 7, FN_MALLOC, 1, 6, 1, 0, 0);
+	rt_trace *t = rt_trace_new();
+	seen s = {0};
+	rt_diag err;
+	assert_int_equal(read_bf(t, &bf, &s, &err), -1);
+	assert_int_equal(s.n, 4); /* 1 2 3 5 */
+	assert_int_equal(s.calls[3].index, 5);
+	assert_non_null(strstr(err.msg, "call kind"));
+	seen_free(&s);
+	rt_trace_free(t);
+	be_free(&bf.f);
+}
+
+/* --- truncation at every byte offset --- */
+
+typedef struct crec {
+	size_t at, len, index_end;
+	uint64_t index;
+	uint32_t tid;
+} crec;
+
+typedef struct sweep {
+	bfile bf;
+	crec calls[128];
+	size_t ncalls;
+} sweep;
+
+static size_t varint_len(uint64_t v)
+{
+	size_t n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static void sweep_call(sweep *w, bthread *t, uint64_t index, uint64_t bt)
+{
+	crec *c = &w->calls[w->ncalls++];
+	c->at = enc_call(&w->bf, t, index, 1000, ALLOC, FN_MALLOC, 1, index * 8, index, bt, 0);
+	c->len = w->bf.last_len;
+	c->index = index;
+	c->index_end = c->at + 1 + varint_len(index);
+	c->tid = t->tid;
+}
+
+/* Two threads, a late third one, stacks defined on the way, chunks of
+ * 96 bytes: calls end up spread over many chunks. */
+static void sweep_build(sweep *w)
+{
+	memset(w, 0, sizeof *w);
+	bf_init(&w->bf, 96, 7);
+	bthread t[3] = {bf_thread(1), bf_thread(2), bf_thread(3)};
+	preamble(&w->bf, &t[0], 1);
+	uint32_t x = 7;
+	for (uint64_t i = 1; i <= 60; i++) {
+		x = x * 1103515245 + 12345;
+		int k = (int)((x >> 16) % (i > 40 ? 3 : 2));
+		uint64_t frames[2] = {0x400000 + i, 0x400000};
+		if (i % 7 == 1 || i == 41)
+			enc_bt(&w->bf, &t[k], i, 2, frames);
+		sweep_call(w, &t[k], i, i % 7 == 1 || i == 41 ? i : 0);
+	}
+}
+
+/* The threads whose first chunk header is complete in the first cut
+ * bytes; *cut_chunk: the chunk cut inside its used bytes, if any. */
+static size_t sweep_threads(const sweep *w, size_t cut, uint32_t *tids, bool *error,
+			    size_t *cut_chunk)
+{
+	const bfile *bf = &w->bf;
+	size_t ntids = 0;
+	*error = cut < 64;
+	*cut_chunk = SIZE_MAX;
+	for (size_t off = 64; off < bf->f.len && off < cut; off += bf->chunk_size) {
+		uint32_t tid = bf->f.b[off + 8], used = bf->f.b[off + 4];
+		if (cut < off + 16) {
+			*error = true; /* cut inside the header */
+			break;
+		}
+		if (cut < off + 16 + used)
+			*error = true, *cut_chunk = off;
+		bool have = false;
+		for (size_t i = 0; i < ntids; i++)
+			have |= tids[i] == tid;
+		if (!have)
+			tids[ntids++] = tid;
+	}
+	return ntids;
+}
+
+/* The lowest index that a cut can have taken from thread tid: the index
+ * of its CALL cut after its index field, else its last complete one + 1. */
+static uint64_t sweep_bound(const sweep *w, size_t cut, uint32_t tid, size_t cut_chunk)
+{
+	uint64_t last = 0;
+	for (size_t j = 0; j < w->ncalls; j++) {
+		const crec *c = &w->calls[j];
+		if (c->tid != tid)
+			continue;
+		if (c->at + c->len <= cut)
+			last = c->index;
+		else if (c->at < cut && cut >= c->index_end && cut_chunk != SIZE_MAX && c->at > cut_chunk)
+			return c->index;
+	}
+	return last + 1;
+}
+
+static bool has_tid(const uint32_t *tids, size_t n, uint32_t tid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (tids[i] == tid)
+			return true;
+	return false;
+}
+
+/* The calls the reader must deliver from the first cut bytes, by the
+ * reader's rules: every complete CALL of the threads whose first chunk
+ * header is there (the present threads); when a chunk is cut (inside its
+ * header or used bytes), only those below the lowest index a present
+ * thread's lost calls could have: a prefix of the present threads' calls,
+ * which *all lists. Threads whose chunks all lie past the cut are not
+ * seen at all. */
+static size_t sweep_expect(const sweep *w, size_t cut, uint64_t *want, bool *error,
+			   uint64_t *all, size_t *nall)
+{
+	uint32_t tids[8];
+	size_t cut_chunk, n = 0;
+	size_t ntids = sweep_threads(w, cut, tids, error, &cut_chunk);
+	uint64_t bound = UINT64_MAX;
+	for (size_t i = 0; i < ntids && *error; i++) {
+		uint64_t b = sweep_bound(w, cut, tids[i], cut_chunk);
+		bound = b < bound ? b : bound;
+	}
+	for (size_t j = 0; j < w->ncalls; j++) {
+		const crec *c = &w->calls[j];
+		if (!has_tid(tids, ntids, c->tid))
+			continue;
+		if (c->at + c->len <= cut && c->index < bound)
+			want[n++] = c->index;
+		all[(*nall)++] = c->index;
+	}
+	return n;
+}
+
+static void sweep_check(sweep *w, size_t cut)
+{
+	uint64_t want[128], all[128];
+	bool error;
+	size_t nall = 0, n = sweep_expect(w, cut, want, &error, all, &nall);
+	rt_trace *t = rt_trace_new();
+	seen s = {0};
+	rt_diag err;
+	int rc = read_len(t, &w->bf, cut, 0, &s, &err);
+	if (rc != (error ? -1 : 0))
+		fail_msg("cut at %zu: rc %d (%s), expected %d", cut, rc, err.msg, error ? -1 : 0);
+	if (rc && strncmp(err.msg, "byte offset ", 12))
+		fail_msg("cut at %zu: message '%s'", cut, err.msg);
+	if (s.n != n)
+		fail_msg("cut at %zu: %zu calls, expected %zu (%s)", cut, s.n, n, rc ? err.msg : "no error");
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(s.calls[i].index, want[i]);
+		assert_int_equal(s.calls[i].res_id, want[i] * 8);
+	}
+	/* on an error, a prefix of the present threads' calls */
+	for (size_t i = 0; rc && i < n; i++)
+		if (want[i] != all[i])
+			fail_msg("cut at %zu: not a prefix: call %zu is %" PRIu64 " (%s)", cut, i, want[i], err.msg);
+	seen_free(&s);
+	rt_trace_free(t);
+}
+
+static void truncation_at_every_offset(void **state)
+{
+	(void)state;
+	sweep *w = malloc(sizeof *w);
+	assert_non_null(w);
+	sweep_build(w);
+	assert_true(w->bf.f.len > 64 + 10 * 96);
+	for (size_t cut = 0; cut <= w->bf.f.len; cut++)
+		sweep_check(w, cut);
+	/* the same with data_end set (a clean exit, then a cut copy) */
+	bf_finish(&w->bf);
+	for (size_t cut = 64; cut <= w->bf.f.len; cut++)
+		sweep_check(w, cut);
+	be_free(&w->bf.f);
+	free(w);
+}
+
+/* A file cut at a chunk boundary before data_end: no error, a warning. */
+static void short_copy_warns(void **state)
+{
+	(void)state;
+	bfile bf;
+	bthread a;
+	simple(&bf, &a, 128, 40);
+	bf_finish(&bf);
+	rt_trace *t = rt_trace_new();
+	seen s = {0};
+	rt_diag err;
+	assert_int_equal(read_len(t, &bf, chunk_off(&bf, 2), 0, &s, &err), 0);
+	assert_int_equal(s.nwarn, 1);
+	assert_non_null(strstr(s.warn[0].msg, "expected chunks up to data_end"));
+	seen_free(&s);
+	rt_trace_free(t);
+	be_free(&bf.f);
+}
+
+int main(void)
+{
+	setenv("TZ", "UTC", 1);
+	tzset();
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(every_record_type),
+		cmocka_unit_test(calls_appended_without_callback),
+		cmocka_unit_test(threads_merged_in_index_order),
+		cmocka_unit_test(same_stack_two_threads_is_one_backtrace),
+		cmocka_unit_test(max_depth_keeps_the_top_frames),
+		cmocka_unit_test(maps_generations_add_new_modules),
+		cmocka_unit_test(leak_filter_sees_index_order),
+		cmocka_unit_test(timestamps_from_process_start),
+		cmocka_unit_test(timestamps_across_midnight),
+		cmocka_unit_test(reused_tid_is_a_new_thread),
+		cmocka_unit_test(killed_program_zero_chunks),
+		cmocka_unit_test(definitions_from_other_threads),
+		cmocka_unit_test(fd_file_and_pipe),
+		cmocka_unit_test(detection),
+		cmocka_unit_test(many_modules_and_repeated_contexts),
+		cmocka_unit_test(partial_chunk_headers),
+		cmocka_unit_test(absurd_start_time),
+		cmocka_unit_test(null_arguments),
+		cmocka_unit_test(large_trace_through_a_pipe),
+		cmocka_unit_test(error_file_header),
+		cmocka_unit_test(error_unknown_record_type),
+		cmocka_unit_test(error_record_past_used),
+		cmocka_unit_test(error_long_varints),
+		cmocka_unit_test(error_undefined_ids),
+		cmocka_unit_test(error_bad_fields),
+		cmocka_unit_test(error_redefinitions),
+		cmocka_unit_test(error_bad_chunks),
+		cmocka_unit_test(error_keeps_a_prefix_across_threads),
+		cmocka_unit_test(truncation_at_every_offset),
+		cmocka_unit_test(short_copy_warns),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
