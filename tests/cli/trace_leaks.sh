@@ -86,4 +86,23 @@ for mask in 1 2 0; do "$RTRACE" postproc -l -C $mask -i "$T" > ctx$mask.txt; don
 [ "$(grep -o '^[0-9]*\.' ctx0.txt | tr -d '\n')" = "5.6." ] && ok || bad "no-context calls"
 "$RTRACE" postproc -i "$T" > ctx.txt
 grep -qx "@ 1 : first context" ctx.txt && grep -qx "@ 2 : second context" ctx.txt && ok || bad "context registry"
+# --start-paused with a toggle signal: only the middle allocation
+rm -f ./*.rtrace
+"$RTRACE" run -q --start-paused --toggle-signal SIGUSR2 -o "$TMP" -- "$P/tp_toggle" 12
+leaks "$(ls ./*.rtrace)"
+grep -o 'malloc([0-9]*)' leaks.txt | tr '\n' ' ' > got
+[ "$(cat got)" = "malloc(200) " ] && ok || bad "toggled tracing: $(cat got)"
+
+# --trace-frees gives releases a backtrace; --no-timestamps drops times;
+# -b caps the frames
+rm -f ./*.rtrace
+"$RTRACE" run -q --trace-frees --no-timestamps -b 2 -o "$TMP" -- "$P/tp_crash" segv
+"$RTRACE" postproc -i "$(ls ./*.rtrace)" > all.txt
+grep -q '^[0-9]*\. malloc(50) = 0x' all.txt && ok || bad "--no-timestamps still prints times"
+head -n 1 all.txt | grep -q 'backtrace depth=2, ' && ok || bad "-b 2 in the header"
+awk '/^\t0x/ { n++ } /^$/ { if (n > 2) bad = 1; n = 0 } END { exit bad }' all.txt && ok || bad "-b 2 deeper stacks"
+rm -f ./*.rtrace
+"$RTRACE" run -q --trace-frees -o "$TMP" -- "$P/tp_leaks" > /dev/null
+"$RTRACE" postproc -i "$(ls ./*.rtrace)" > all.txt
+grep -A1 '\] free(0x' all.txt | grep -q "^	0x" && ok || bad "--trace-frees: no backtrace on free"
 finish
