@@ -20,5 +20,8 @@ cmake --build build-asan -j "$jobs" > /dev/null
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j "$jobs")
 
-echo "== fuzzing the text reader (${FUZZ_SECONDS:-60}s)"
+echo "== fuzzing the readers (${FUZZ_SECONDS:-60}s)"
 bash scripts/fuzz.sh "${FUZZ_SECONDS:-60}"
+
+# set -e stopped at the first failing stage, so all three passed here
+echo "stages: 3 passed, 0 failed"

@@ -23,6 +23,10 @@ void error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Dies with the message for getopt's ':' (missing value) or '?' result;
+ * option strings start with ':' and opterr is 0. */
+noreturn void cli_bad_option(const char *cmd, int c, char **argv);
+
 /* Strict number parsing for option values: the whole string must parse. */
 bool cli_parse_u64(const char *s, int base, uint64_t *v);
 

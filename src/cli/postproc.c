@@ -125,11 +125,7 @@ static void parse_options(int argc, char **argv, postproc_opts *o)
 		case OPT_CALL_ADDRESS: o->call_address = optarg; break;
 		case 'q': cli_quiet = true; break;
 		case 'h': fputs(usage_text, stdout); exit(RT_EXIT_OK);
-		case ':': die_usage("postproc", "option '%s' needs a value", argv[optind - 1]);
-		default:
-			if (optopt)
-				die_usage("postproc", "unknown option '-%c'", optopt);
-			die_usage("postproc", "unknown option '%s'", argv[optind - 1]);
+		default: cli_bad_option("postproc", c, argv);
 		}
 	}
 	if (optind < argc)

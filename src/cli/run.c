@@ -102,11 +102,7 @@ static int parse_options(int argc, char **argv, run_opts *o)
 		case OPT_NO_TS: o->no_timestamps = true; break;
 		case 'q': cli_quiet = true; break;
 		case 'h': fputs(usage_text, stdout); exit(RT_EXIT_OK);
-		case ':': die_usage("run", "option '%s' needs a value", argv[optind - 1]);
-		default:
-			if (optopt)
-				die_usage("run", "unknown option '-%c'", optopt);
-			die_usage("run", "unknown option '%s'", argv[optind - 1]);
+		default: cli_bad_option("run", c, argv);
 		}
 	}
 	if (optind >= argc)

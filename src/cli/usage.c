@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,4 +74,13 @@ bool cli_parse_u64(const char *s, int base, uint64_t *v)
 		return false;
 	*v = x;
 	return true;
+}
+
+void cli_bad_option(const char *cmd, int c, char **argv)
+{
+	if (c == ':')
+		die_usage(cmd, "option '%s' needs a value", argv[optind - 1]);
+	if (optopt)
+		die_usage(cmd, "unknown option '-%c'", optopt);
+	die_usage(cmd, "unknown option '%s'", argv[optind - 1]);
 }
