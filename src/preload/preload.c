@@ -54,6 +54,10 @@ static void read_options(void)
  * starts see what they would see without rtrace. */
 static void restore_preload_env(void)
 {
+	static const char *const ours[] = {
+		"RTRACE_USER_LD_PRELOAD", "RTRACE_DIR", "RTRACE_MANIFEST", "RTRACE_DEPTH",
+		"RTRACE_FLAGS", "RTRACE_TOGGLE_SIGNAL",
+	};
 	if (rt_opt.follow)
 		return;
 	const char *orig = getenv("RTRACE_USER_LD_PRELOAD");
@@ -61,7 +65,9 @@ static void restore_preload_env(void)
 		setenv("LD_PRELOAD", orig, 1);
 	else
 		unsetenv("LD_PRELOAD");
-	unsetenv("RTRACE_USER_LD_PRELOAD");
+	/* the options are read: the program sees the environment it was given */
+	for (size_t i = 0; i < sizeof ours / sizeof *ours; i++)
+		unsetenv(ours[i]);
 }
 
 static void update_active(void)

@@ -53,7 +53,7 @@ rm -f ./*.rtrace
 rm -f ./*.rtrace
 "$RTRACE" run -q -o "$TMP" -- "$P/tp_fork" "$P/tp_env" > out
 [ "$(ls ./*.rtrace | wc -l)" = 2 ] && ok || bad "fork+exec without follow: $(ls ./*.rtrace)"
-grep -q "LD_PRELOAD=(unset)" out && ok || bad "exec'd child saw LD_PRELOAD: $(cat out)"
+grep -q "LD_PRELOAD=(unset) first-fd=[0-9]* rtrace-vars=0" out && ok || bad "exec'd child saw the tracer's environment: $(cat out)"
 rm -f ./*.rtrace
 "$RTRACE" run -q --follow-children -o "$TMP" -- "$P/tp_fork" "$P/tp_env" > /dev/null
 [ "$(ls tp_env-*.rtrace 2>/dev/null | wc -l)" = 1 ] && ok || bad "--follow-children: $(ls ./*.rtrace)"
