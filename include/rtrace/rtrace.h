@@ -2,6 +2,7 @@
 #ifndef RTRACE_RTRACE_H
 #define RTRACE_RTRACE_H
 
+#include "rtrace/binary.h"
 #include "rtrace/diag.h"
 #include "rtrace/filter.h"
 #include "rtrace/text.h"

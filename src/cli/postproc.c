@@ -20,8 +20,9 @@
 static const char usage_text[] =
 	"usage: rtrace postproc [options]\n"
 	"\n"
-	"Post-processes a trace in the rtrace text protocol (sp-rtrace's format)\n"
-	"and writes the result in the same format. Drop-in for sp-rtrace-postproc.\n"
+	"Post-processes a trace in the rtrace text protocol (sp-rtrace's format) or\n"
+	"a binary trace from `rtrace run` (detected by content) and writes the\n"
+	"result in the text protocol. Drop-in for sp-rtrace-postproc.\n"
 	"Binary traces written by the rtrace tracer are read as well (told by content).\n"
 	"\n"
 	"  -i, --input-file FILE     read FILE (default: standard input)\n"

@@ -12,7 +12,7 @@ static const struct subcommand {
 } subcommands[] = {
 	{"run", cmd_run, "run a program with the tracer: rtrace run -- ./app"},
 	{"postproc", cmd_postproc,
-	 "filter leaks, group by backtrace, select contexts in a text trace"},
+	 "leaks by backtrace, contexts, selections: text or binary trace to text"},
 };
 
 static void usage(FILE *fp)

@@ -122,7 +122,7 @@ typedef struct rd {
 	idmap fns, bts, ctxs;
 	uint8_t res[RT_MAX_RESOURCES + 1]; /* resource id -> res_type */
 	modset mods;
-	bool timestamps;
+	bool have_process, timestamps;
 	uint64_t start_sec, start_nsec;
 	bool tm_ok; /* tm_us is the local time of day of second tm_sec */
 	uint64_t tm_sec, tm_us;
@@ -399,6 +399,11 @@ static bool rec_process(rd *r, stream *s)
 		return false;
 	if (nsec >= NS_PER_SEC)
 		return bad(r, off_of(r, s->rec), "expected start_nsec below 10^9 in the PROCESS record, found %" PRIu64, nsec);
+	/* a forked child writes a file of its own: one process per trace,
+	 * and calls read ahead would otherwise see another start time */
+	if (r->have_process)
+		return bad(r, off_of(r, s->rec), "expected one PROCESS record in the trace, found a second one");
+	r->have_process = true;
 	r->start_sec = sec;
 	r->start_nsec = nsec;
 	r->timestamps = flags & 1;

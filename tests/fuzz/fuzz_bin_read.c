@@ -91,12 +91,17 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+/* b, read from the cut input, is a as the whole input gave it. Only its
+ * time may be missing: the whole read may have found the PROCESS record
+ * past the cut by reading ahead. */
 static int same_call(const rt_trace *ta, const rt_call *a, const rt_trace *tb, const rt_call *b)
 {
 	uint32_t n = rt_trace_bt_len(ta, a->bt);
+	int same_time = !(b->flags & RT_CALL_HAS_TIMESTAMP) ||
+			(a->flags == b->flags && a->timestamp_us == b->timestamp_us);
 	return a->index == b->index && a->res_id == b->res_id && a->size == b->size &&
-	       a->kind == b->kind && a->context == b->context && a->flags == b->flags &&
-	       a->timestamp_us == b->timestamp_us && a->res_type == b->res_type &&
+	       a->kind == b->kind && a->context == b->context && same_time &&
+	       a->res_type == b->res_type &&
 	       !strcmp(rt_trace_str(ta, a->fn), rt_trace_str(tb, b->fn)) &&
 	       n == rt_trace_bt_len(tb, b->bt) &&
 	       (!n || !memcmp(rt_trace_bt_frames(ta, a->bt), rt_trace_bt_frames(tb, b->bt),

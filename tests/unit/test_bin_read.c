@@ -905,6 +905,10 @@ static void error_bad_fields(void **state)
 	at = enc_process(&bf, &a, 1, 0, 1, 1000000000, "", "", "", 0, 1);
 	expect_error(&bf, bf.f.len, at, "start_nsec below 10^9", 2);
 	be_free(&bf.f);
+	simple(&bf, &a, 256, 2);
+	at = enc_process(&bf, &a, 1, 0, 1, 0, "", "", "", 0, 1);
+	expect_error(&bf, bf.f.len, at, "one PROCESS record in the trace, found a second one", 2);
+	be_free(&bf.f);
 }
 
 /* Ids are defined once; the same definition again is harmless. */
