@@ -4,7 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 dir="${SRCDIR:?}/tests/fuzz"
 n=0
-for f in "$dir"/regressions/* "$dir"/corpus/*; do
+for f in "$dir"/regressions/* "$dir"/corpus/* "$dir"/regressions-bin/* "$dir"/corpus-bin/*; do
   n=$((n + 1))
   for opts in "" "-l" "-c" "-lc -s count" "-b 1 -C 0"; do
     # shellcheck disable=SC2086
