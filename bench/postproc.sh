@@ -23,6 +23,7 @@
 #   IDLE_WAIT=s     before each measured run, wait up to s seconds (default
 #                   900) for other processes to leave the CPU idle
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -151,17 +152,6 @@ hz=$(getconf CLK_TCK)
 
 # Waits (up to IDLE_WAIT seconds, default 900) until other processes leave
 # the CPU alone: the machine is shared and has 2 cores.
-wait_idle() {
-	local waited=0
-	while [ "$(cpu_busy 1)" -gt 10 ]; do
-		if [ "$waited" = 0 ]; then echo "  (CPU busy: waiting for it to go idle ...)" >&2; fi
-		waited=$((waited + 1)) # cpu_busy 1 takes a second
-		if [ "$waited" -ge "${IDLE_WAIT:-900}" ]; then
-			echo "  (still busy after ${IDLE_WAIT:-900} s: measuring anyway)" >&2
-			return
-		fi
-	done
-}
 
 declare -A walls rsss outs others
 measure() { # tool
@@ -203,13 +193,6 @@ if [ "$rtrace_src" = "$root/build/rtrace" ]; then
 else
 	echo "rtrace:  $rtrace_src (RTRACE override; binary sha256 $bin_sum)"
 fi
-cpu_busy() { # percent of CPU time not idle over $1 (default 2) seconds, all cores
-	local a b
-	a=$(awk '/^cpu / { print $2+$3+$4+$5+$6+$7+$8+$9, $5+$6 }' /proc/stat)
-	sleep "${1:-2}"
-	b=$(awk '/^cpu / { print $2+$3+$4+$5+$6+$7+$8+$9, $5+$6 }' /proc/stat)
-	awk -v a="$a" -v b="$b" 'BEGIN { split(a, x); split(b, y); printf "%d", 100 - 100 * (y[2] - x[2]) / (y[1] - x[1]) }'
-}
 busy0=$(cpu_busy)
 echo "load:    ${busy0}% CPU busy before the run (load average $(cut -d' ' -f1-3 /proc/loadavg))"
 if [ "$busy0" -gt 10 ]; then

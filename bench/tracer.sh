@@ -42,6 +42,7 @@
 #   IDLE_WAIT=s    before each measured run, wait up to s seconds (900)
 #                  for other processes to leave the CPU idle
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -156,24 +157,6 @@ supports() { # workload config: whether the pair is measured
 # --- CPU accounting (as in bench/postproc.sh)
 cpu_jiffies() { awk '/^cpu / { print $2+$3+$4+$7+$8+$9 }' /proc/stat; }
 hz=$(getconf CLK_TCK)
-cpu_busy() { # percent of CPU time not idle over $1 (default 2) seconds, all cores
-	local a b
-	a=$(awk '/^cpu / { print $2+$3+$4+$5+$6+$7+$8+$9, $5+$6 }' /proc/stat)
-	sleep "${1:-2}"
-	b=$(awk '/^cpu / { print $2+$3+$4+$5+$6+$7+$8+$9, $5+$6 }' /proc/stat)
-	awk -v a="$a" -v b="$b" 'BEGIN { split(a, x); split(b, y); printf "%d", 100 - 100 * (y[2] - x[2]) / (y[1] - x[1]) }'
-}
-wait_idle() {
-	local waited=0
-	while [ "$(cpu_busy 1)" -gt 10 ]; do
-		if [ "$waited" = 0 ]; then echo "  (CPU busy: waiting for it to go idle ...)" >&2; fi
-		waited=$((waited + 1))
-		if [ "$waited" -ge "${IDLE_WAIT:-900}" ]; then
-			echo "  (still busy after ${IDLE_WAIT:-900} s: measuring anyway)" >&2
-			return
-		fi
-	done
-}
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 # heaptrack talks on stdout; these are its lines, not the program's

@@ -11,6 +11,7 @@
 #   REPEATS=n      timings per method, the median is printed (default 5)
 #   IDLE_WAIT=s    wait up to s seconds (default 900) for an idle CPU first
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 
 here=$(cd "$(dirname "$0")" && pwd)
 out=$here/out
@@ -25,24 +26,6 @@ case ${1:-} in
 esac
 
 mkdir -p "$out"
-cpu_busy() { # percent of CPU time not idle over $1 seconds, all cores
-	local a b
-	a=$(awk '/^cpu / { print $2+$3+$4+$5+$6+$7+$8+$9, $5+$6 }' /proc/stat)
-	sleep "${1:-2}"
-	b=$(awk '/^cpu / { print $2+$3+$4+$5+$6+$7+$8+$9, $5+$6 }' /proc/stat)
-	awk -v a="$a" -v b="$b" 'BEGIN { split(a, x); split(b, y); printf "%d", 100 - 100 * (y[2] - x[2]) / (y[1] - x[1]) }'
-}
-wait_idle() {
-	local waited=0
-	while [ "$(cpu_busy 1)" -gt 10 ]; do
-		[ "$waited" = 0 ] && echo "  (CPU busy: waiting for it to go idle ...)" >&2
-		waited=$((waited + 1))
-		if [ "$waited" -ge "${IDLE_WAIT:-900}" ]; then
-			echo "  (still busy after ${IDLE_WAIT:-900} s: measuring anyway)" >&2
-			return
-		fi
-	done
-}
 
 # Two binaries per set of flags: glibc's backtrace() only runs libgcc's
 # unwinder in a program without libunwind (libunwind exports _Unwind_*)

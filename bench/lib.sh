@@ -1,0 +1,21 @@
+# Shared by the benchmark scripts: measuring only on an idle machine.
+
+cpu_busy() { # percent of CPU time not idle over $1 (default 2) seconds, all cores
+	local a b
+	a=$(awk '/^cpu / { print $2+$3+$4+$5+$6+$7+$8+$9, $5+$6 }' /proc/stat)
+	sleep "${1:-2}"
+	b=$(awk '/^cpu / { print $2+$3+$4+$5+$6+$7+$8+$9, $5+$6 }' /proc/stat)
+	awk -v a="$a" -v b="$b" 'BEGIN { split(a, x); split(b, y); printf "%d", 100 - 100 * (y[2] - x[2]) / (y[1] - x[1]) }'
+}
+
+wait_idle() { # waits (at most $IDLE_WAIT s, default 900) for the CPU to go idle
+	local waited=0
+	while [ "$(cpu_busy 1)" -gt 10 ]; do
+		if [ "$waited" = 0 ]; then echo "  (CPU busy: waiting for it to go idle ...)" >&2; fi
+		waited=$((waited + 1)) # cpu_busy 1 takes a second
+		if [ "$waited" -ge "${IDLE_WAIT:-900}" ]; then
+			echo "  (still busy after ${IDLE_WAIT:-900} s: measuring anyway)" >&2
+			return
+		fi
+	done
+}
