@@ -22,7 +22,7 @@ static void *next_sym(const char *name)
 		if (RT_LIKELY(rt_active) && !rt_t.busy) {                      \
 			int err_ = errno;                                      \
 			rt_t.busy = 1;                                         \
-			rt_record_call(kind, fn, (uint64_t)(uintptr_t)(ptr), size, bt); \
+			rt_record_call(rt_next_index(), kind, fn, (uint64_t)(uintptr_t)(ptr), size, bt); \
 			rt_t.busy = 0;                                         \
 			errno = err_;                                          \
 		}                                                              \

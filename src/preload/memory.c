@@ -74,18 +74,24 @@ static inline void record_alloc(int fn, void *p, size_t size)
 {
 	int err = errno;
 	rt_t.busy = 1;
-	rt_record_call(KIND_ALLOC, fn, (uint64_t)(uintptr_t)p, size, true);
+	rt_record_call(rt_next_index(), KIND_ALLOC, fn, (uint64_t)(uintptr_t)p, size, true);
+	rt_t.busy = 0;
+	errno = err;
+}
+
+/* index: taken before the block went back to the allocator */
+static inline void record_free_at(uint64_t index, int fn, void *p)
+{
+	int err = errno;
+	rt_t.busy = 1;
+	rt_record_call(index, KIND_FREE, fn, (uint64_t)(uintptr_t)p, 0, rt_opt.trace_frees);
 	rt_t.busy = 0;
 	errno = err;
 }
 
 static inline void record_free(int fn, void *p)
 {
-	int err = errno;
-	rt_t.busy = 1;
-	rt_record_call(KIND_FREE, fn, (uint64_t)(uintptr_t)p, 0, rt_opt.trace_frees);
-	rt_t.busy = 0;
-	errno = err;
+	record_free_at(rt_next_index(), fn, p);
 }
 
 RT_EXPORT void *malloc(size_t n)
@@ -140,14 +146,15 @@ static void *do_realloc(int fn, void *old, size_t n, void *(*call)(void *, size_
 	}
 	bool traced = TRACED();
 	size_t size = n * m; /* overflow was checked by the caller */
-	/* the index of the release must precede the allocator's reuse of it */
-	if (traced && old)
-		record_free(fn, old);
+	/* the release's index must precede the allocator's reuse of the block,
+	 * but it is recorded only if the release happened: a failed realloc
+	 * leaves the old block allocated */
+	uint64_t index = traced && old ? rt_next_index() : 0;
 	void *p = call(old, n, m);
+	if (index && (p || size == 0))
+		record_free_at(index, fn, old);
 	if (traced && p && size != 0)
 		record_alloc(fn, p, size);
-	else if (traced && old && !p && size != 0)
-		record_alloc(fn, old, 0); /* failed: the old block lives on */
 	return p;
 }
 

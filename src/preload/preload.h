@@ -84,7 +84,9 @@ uint64_t rt_backtrace(void);
 void rt_btcache_reset(void);
 
 /* record.c */
-void rt_record_call(int kind, int fn, uint64_t res_id, uint64_t size, bool with_bt);
+/* index: rt_next_index() taken by the caller, before a release hands the
+ * block back to the allocator and after an allocation got it from there. */
+void rt_record_call(uint64_t index, int kind, int fn, uint64_t res_id, uint64_t size, bool with_bt);
 uint64_t rt_next_index(void);
 
 /* varint encoding */

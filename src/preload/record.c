@@ -37,9 +37,9 @@ uint64_t rt_next_index(void)
 
 /* The hot path: one CALL record in this thread's chunk. Not inlined: the
  * unwinder skips a fixed number of the tracer's own frames. */
-__attribute__((noinline)) void rt_record_call(int kind, int fn, uint64_t res_id, uint64_t size, bool with_bt)
+__attribute__((noinline)) void rt_record_call(uint64_t index, int kind, int fn, uint64_t res_id,
+					      uint64_t size, bool with_bt)
 {
-	uint64_t index = rt_next_index();
 	uint64_t bt = with_bt ? rt_backtrace() : 0;
 	uint8_t *p = rt_reserve(64);
 	if (!p)
