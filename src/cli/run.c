@@ -39,6 +39,10 @@ static const char usage_text[] =
 	"                            (number or name; default SIGUSR1 when\n"
 	"                            --start-paused is given)\n"
 	"      --no-timestamps       do not record call times\n"
+	"      --unwinder NAME       how stacks are read: 'cached' (default; unwind\n"
+	"                            rules cached per return address, libunwind for\n"
+	"                            the frames they cannot describe), 'libunwind',\n"
+	"                            or 'check' (both, differences shown at exit)\n"
 	"  -q, --quiet               only the program's own output\n"
 	"  -h, --help                this help\n"
 	"\n"
@@ -49,10 +53,11 @@ typedef struct run_opts {
 	const char *dir;
 	unsigned depth;
 	bool trace_frees, follow, start_paused, no_timestamps;
+	char unwinder; /* flag letter: 0 cached, 'u' libunwind, 'k' check */
 	int toggle_signal;
 } run_opts;
 
-enum { OPT_FREES = 256, OPT_FOLLOW, OPT_PAUSED, OPT_TOGGLE, OPT_NO_TS };
+enum { OPT_FREES = 256, OPT_FOLLOW, OPT_PAUSED, OPT_TOGGLE, OPT_NO_TS, OPT_UNWINDER };
 
 static int parse_signal(const char *s)
 {
@@ -79,6 +84,7 @@ static int parse_options(int argc, char **argv, run_opts *o)
 		{"start-paused", no_argument, NULL, OPT_PAUSED},
 		{"toggle-signal", required_argument, NULL, OPT_TOGGLE},
 		{"no-timestamps", no_argument, NULL, OPT_NO_TS},
+		{"unwinder", required_argument, NULL, OPT_UNWINDER},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -100,6 +106,16 @@ static int parse_options(int argc, char **argv, run_opts *o)
 		case OPT_PAUSED: o->start_paused = true; break;
 		case OPT_TOGGLE: o->toggle_signal = parse_signal(optarg); break;
 		case OPT_NO_TS: o->no_timestamps = true; break;
+		case OPT_UNWINDER:
+			if (!strcmp(optarg, "libunwind"))
+				o->unwinder = 'u';
+			else if (!strcmp(optarg, "check"))
+				o->unwinder = 'k';
+			else if (!strcmp(optarg, "cached"))
+				o->unwinder = 0;
+			else
+				die_usage("run", "invalid unwinder '%s': expected cached, libunwind or check", optarg);
+			break;
 		case 'q': cli_quiet = true; break;
 		case 'h': fputs(usage_text, stdout); exit(RT_EXIT_OK);
 		default: cli_bad_option("run", c, argv);
@@ -156,8 +172,9 @@ static void set_env(const run_opts *o, const char *preload, const char *manifest
 	setenv("RTRACE_MANIFEST", manifest, 1);
 	snprintf(buf, sizeof buf, "%u", o->depth ? o->depth : 32);
 	setenv("RTRACE_DEPTH", buf, 1);
-	snprintf(buf, sizeof buf, "%s%s%s%s", o->no_timestamps ? "T" : "",
-		 o->trace_frees ? "f" : "", o->follow ? "c" : "", o->start_paused ? "p" : "");
+	snprintf(buf, sizeof buf, "%s%s%s%s%c", o->no_timestamps ? "T" : "",
+		 o->trace_frees ? "f" : "", o->follow ? "c" : "", o->start_paused ? "p" : "",
+		 o->unwinder);
 	setenv("RTRACE_FLAGS", buf, 1);
 	snprintf(buf, sizeof buf, "%d", o->toggle_signal);
 	setenv("RTRACE_TOGGLE_SIGNAL", buf, 1);

@@ -2,6 +2,7 @@
  * environment `rtrace run` sets, start, fork, dlopen/dlclose, exec, exit. */
 #define _GNU_SOURCE
 #include "preload.h"
+#include "cfi.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -44,6 +45,8 @@ static void read_options(void)
 		rt_opt.trace_frees = strchr(v, 'f') != NULL;
 		rt_opt.follow = strchr(v, 'c') != NULL;
 		rt_opt.start_paused = strchr(v, 'p') != NULL;
+		rt_opt.libunwind = strchr(v, 'u') != NULL;
+		rt_opt.check_unwind = strchr(v, 'k') != NULL;
 	}
 	if ((v = getenv("RTRACE_TOGGLE_SIGNAL")))
 		rt_opt.toggle_signal = atoi(v);
@@ -92,11 +95,21 @@ static void start_tracing(void)
 	update_active();
 }
 
-static void atfork_prepare(void) { rt_writer_lock(); }
-static void atfork_parent(void) { rt_writer_unlock(); }
+static void atfork_prepare(void)
+{
+	rt_cfi_atfork_prepare();
+	rt_writer_lock();
+}
+
+static void atfork_parent(void)
+{
+	rt_writer_unlock();
+	rt_cfi_atfork_parent();
+}
 
 static void atfork_child(void)
 {
+	rt_cfi_atfork_child();
 	rt_writer_fork_child();
 	rt_t.busy = 1;
 	start_tracing();
@@ -126,6 +139,7 @@ __attribute__((destructor(101))) static void rt_fini(void)
 	if (rt_active)
 		rt_write_end();
 	rt_active = 0;
+	rt_unwind_report();
 	rt_writer_close();
 }
 
@@ -150,6 +164,8 @@ RT_EXPORT int dlclose(void *h)
 	if (!next)
 		next = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
 	int rc = next(h);
+	if (rc == 0)
+		rt_cfi_invalidate();
 	if (rc == 0 && rt_active && !rt_t.busy) {
 		rt_t.busy = 1;
 		rt_write_maps();

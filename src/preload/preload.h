@@ -40,6 +40,8 @@ typedef struct rt_options {
 	bool follow;         /* children started with exec are traced */
 	int toggle_signal;   /* 0: none */
 	bool start_paused;
+	bool libunwind;      /* every stack through libunwind (no cached rules) */
+	bool check_unwind;   /* both unwinders, differences reported at exit */
 	char dir[1024];
 	char manifest[1024]; /* file receiving one line per trace created */
 } rt_options;
@@ -82,6 +84,7 @@ const char *rt_trace_path(void);
  * defining it in the trace first when this thread has not seen it. */
 uint64_t rt_backtrace(void);
 void rt_btcache_reset(void);
+void rt_unwind_report(void);
 
 /* record.c */
 /* index: rt_next_index() taken by the caller, before a release hands the

@@ -1,17 +1,20 @@
-/* Backtraces: libunwind's unw_backtrace (its fast path caches unwind
- * rules per return address), and a per-thread table that gives each
- * distinct stack an id, so a stack is written to the trace once per thread
- * and every later call costs one id. Memory comes from mmap: this code
- * runs inside malloc. */
+/* Backtraces: the cached-rule unwinder of cfi.c, with libunwind's
+ * unw_backtrace for the stacks it leaves (signal frames, code without
+ * CFI), and a per-thread table that gives each distinct stack an id, so a
+ * stack is written to the trace once per thread and every later call
+ * costs one id. Memory comes from mmap: this code runs inside malloc. */
 #define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
 #include "preload.h"
+#include "cfi.h"
 
 #include <libunwind.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <stdio.h>
+#include <unistd.h>
 
 #define MAX_DEPTH 256
 /* frames of the tracer itself: rt_backtrace, rt_record_call, interposer */
@@ -29,6 +32,7 @@ typedef struct rt_btcache {
 	size_t nslots, count;
 	uintptr_t *ips;
 	size_t nips, cips;
+	uint64_t last_id; /* id of the thread's previous stack, 0: none */
 } rt_btcache;
 
 static _Atomic uint64_t next_bt_id;
@@ -68,6 +72,7 @@ void rt_btcache_reset(void)
 	if (c) {
 		memset(c->slots, 0, c->nslots * sizeof(slot));
 		c->count = c->nips = 0;
+		c->last_id = 0;
 	}
 }
 
@@ -123,17 +128,7 @@ static bool ips_reserve(rt_btcache *c, size_t n)
 	return true;
 }
 
-static uint64_t hash_ips(void *const *ips, int n)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n;
-	for (int i = 0; i < n; i++) {
-		h = (h ^ (uint64_t)(uintptr_t)ips[i]) * 0xff51afd7ed558ccdULL;
-		h ^= h >> 32;
-	}
-	return h | 1;
-}
-
-static void write_bt(uint64_t id, void *const *ips, int n)
+static void write_bt(uint64_t id, const uintptr_t *ips, int n)
 {
 	uint8_t *p = rt_reserve(1 + 10 + 10 + (size_t)n * 10);
 	if (!p)
@@ -143,7 +138,7 @@ static void write_bt(uint64_t id, void *const *ips, int n)
 	p = rt_put_varint(p, (uint64_t)n);
 	int64_t prev = 0;
 	for (int i = 0; i < n; i++) {
-		int64_t a = (int64_t)(uintptr_t)ips[i];
+		int64_t a = (int64_t)ips[i];
 		p = rt_put_svarint(p, a - prev);
 		prev = a;
 	}
@@ -151,9 +146,8 @@ static void write_bt(uint64_t id, void *const *ips, int n)
 }
 
 /* Looks the stack up; a new one gets an id and a BT record. */
-static uint64_t intern(rt_btcache *c, void *const *ips, int n)
+static uint64_t intern(rt_btcache *c, const uintptr_t *ips, int n, uint64_t h)
 {
-	uint64_t h = hash_ips(ips, n);
 	size_t mask = c->nslots - 1, i = h & mask;
 	for (; c->slots[i].id; i = (i + 1) & mask) {
 		slot *s = &c->slots[i];
@@ -176,14 +170,92 @@ static uint64_t intern(rt_btcache *c, void *const *ips, int n)
 	return id;
 }
 
+/* --unwinder=check: every stack is read by both unwinders; differences
+ * are counted and the first ones printed. */
+static _Atomic uint64_t checked, differed, general;
+
+static const uintptr_t *find_stack(const rt_btcache *c, uint64_t id, uint32_t *n)
+{
+	for (size_t i = 0; i < c->nslots; i++)
+		if (c->slots[i].id == id) {
+			*n = c->slots[i].n;
+			return c->ips + c->slots[i].off;
+		}
+	*n = 0;
+	return NULL;
+}
+
+static void print_stack(const char *what, uint64_t id, const uintptr_t *ips, uint32_t n)
+{
+	char buf[8192];
+	int len = snprintf(buf, sizeof buf, "rtrace: %s (stack %llu):", what, (unsigned long long)id);
+	for (uint32_t i = 0; i < n && len < (int)sizeof buf - 24; i++)
+		len += snprintf(buf + len, sizeof buf - (size_t)len, " %#lx", (unsigned long)ips[i]);
+	buf[len++] = '\n';
+	if (write(2, buf, (size_t)len) < 0)
+		return;
+}
+
+static __attribute__((noinline)) void check_stack(rt_btcache *c, uint64_t id)
+{
+	uintptr_t ips[MAX_DEPTH + SKIP + 1];
+	int n = unw_backtrace((void **)ips, (int)rt_opt.depth + SKIP + 1) - SKIP - 1;
+	uint64_t ref = n > 0 ? intern(c, ips + SKIP + 1, n, rt_stack_hash(ips + SKIP + 1, n)) : 0;
+	atomic_fetch_add(&checked, 1);
+	if (ref == id || atomic_fetch_add(&differed, 1) >= 3)
+		return;
+	uint32_t m;
+	const uintptr_t *mine = find_stack(c, id, &m);
+	print_stack("cached rules", id, mine, m);
+	print_stack("libunwind", ref, ips + SKIP + 1, n > 0 ? (uint32_t)n : 0);
+	uint64_t h;
+	bool same;
+	rt_cfi_forget();
+	n = rt_cfi_backtrace(ips, (int)rt_opt.depth, SKIP + 1, &h, &same);
+	print_stack("cached rules, every frame", 0, ips, n > 0 ? (uint32_t)n : 0);
+}
+
+void rt_unwind_report(void)
+{
+	if (!rt_opt.check_unwind)
+		return;
+	char buf[200];
+	int len = snprintf(buf, sizeof buf,
+			   "rtrace: unwinder check: %llu stacks, %llu differ (%llu left to libunwind by the cached rules)\n",
+			   (unsigned long long)atomic_load(&checked), (unsigned long long)atomic_load(&differed),
+			   (unsigned long long)atomic_load(&general));
+	if (write(2, buf, (size_t)len) < 0)
+		return;
+}
+
+static __attribute__((noinline)) uint64_t unwind(rt_btcache *c)
+{
+	uintptr_t ips[MAX_DEPTH + SKIP];
+	uint64_t h = 0;
+	bool same = false;
+	int n = rt_opt.libunwind ? -1 : rt_cfi_backtrace(ips, (int)rt_opt.depth, SKIP + 1, &h, &same);
+	uintptr_t *kept = ips;
+	if (n > 0 && same && c->last_id)
+		return c->last_id;
+	if (n < 0) {
+		if (RT_UNLIKELY(rt_opt.check_unwind))
+			atomic_fetch_add(&general, 1);
+		n = unw_backtrace((void **)ips, (int)rt_opt.depth + SKIP + 1) - SKIP - 1;
+		kept = ips + SKIP + 1;
+		h = rt_stack_hash(kept, n);
+	}
+	if (n <= 0)
+		return c->last_id = 0;
+	return c->last_id = intern(c, kept, n, h);
+}
+
 __attribute__((noinline)) uint64_t rt_backtrace(void)
 {
-	void *ips[MAX_DEPTH + SKIP];
-	int n = unw_backtrace(ips, (int)rt_opt.depth + SKIP);
-	if (n <= SKIP)
-		return 0;
 	rt_btcache *c = cache_get();
 	if (!c)
 		return 0;
-	return intern(c, ips + SKIP, n - SKIP);
+	uint64_t id = unwind(c);
+	if (RT_UNLIKELY(rt_opt.check_unwind))
+		check_stack(c, id);
+	return id;
 }

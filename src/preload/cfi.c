@@ -1,0 +1,652 @@
+/* Stack unwinding from cached call-frame rules (see cfi.h).
+ *
+ * On x86-64 nearly every return address in compiled code has a rule of
+ * the form "the caller's frame (CFA) is rsp+N or rbp+N; the return address
+ * is saved at CFA+r; rbp is saved at CFA+b or unchanged". Such a rule fits
+ * in 16 bytes, so each thread keeps a table from return address to rule
+ * and a backtrace is a loop of lookups and two loads per frame.
+ *
+ * A missing rule is read from the module's .eh_frame with libdw, under a
+ * lock (libdw's CFI reader is not thread-safe). Anything else (DWARF
+ * expressions, signal frames, registers saved in registers, code without
+ * CFI, a frame outside the thread's stack) makes rt_cfi_backtrace() return
+ * -1 and the caller falls back to a general unwinder, so unusual stacks
+ * are as correct as that unwinder makes them.
+ *
+ * This code runs inside malloc: its own memory comes from mmap, and libdw's
+ * allocations happen with the tracer's reentrancy guard set. */
+#define _GNU_SOURCE
+#include "cfi.h"
+
+#if defined(__x86_64__)
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ucontext.h>
+#include <unistd.h>
+
+#define RT_CFI_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+enum { DW_RBP = 6, DW_RSP = 7 };
+
+enum rule_kind {
+	RULE_SP = 1,  /* CFA = rsp + cfa_off */
+	RULE_BP,      /* CFA = rbp + cfa_off */
+	RULE_END,     /* outermost frame: the return address is undefined */
+	RULE_SIGNAL,  /* signal trampoline: the caller's registers are in a ucontext */
+	RULE_OTHER,   /* needs the general unwinder */
+};
+
+typedef struct rule {
+	uintptr_t key;   /* lookup address; 0 = empty slot */
+	int32_t cfa_off;
+	int16_t rbp_off; /* where rbp is saved, from CFA; 0 = unchanged */
+	int8_t ra_off;   /* where the return address is saved, from CFA */
+	uint8_t kind;
+} rule;
+
+#define MEMO_CAP 320 /* steps of a walk: depth limit + the tracer's frames */
+
+enum walk_end { END_RULE = 1, END_ZERO, END_LIMIT };
+
+typedef struct step {
+	uintptr_t key, sp, bp;          /* state before the step */
+	const uintptr_t *ra_at, *bp_at; /* the words it read */
+	uintptr_t ra, bpv;              /* and their values */
+	bool uses_bp, loads_bp;         /* its CFA is rbp-based; it reloads rbp */
+	bool need_bp;                   /* the rest of the walk depends on bp */
+} step;
+
+typedef struct walk {
+	uintptr_t key, sp, bp, hi;
+	int end;                  /* enum walk_end, once ended */
+	const uintptr_t *zero_at; /* END_ZERO: where the 0 was read */
+	bool no_memo;             /* the walk crossed a signal frame or ran on an
+				     alternate signal stack: not kept in the memo */
+} walk;
+
+typedef struct memo {
+	int m; /* steps; 0: none */
+	walk last; /* state after the last step, and how the walk ended */
+	step steps[MEMO_CAP];
+} memo;
+
+typedef struct rule_table {
+	memo *memo;   /* the thread's last walk */
+	step *fresh;  /* scratch for a new walk's own steps */
+	rule *slots;
+	size_t mask, count;
+	unsigned gen;
+	uintptr_t stack_lo, stack_hi; /* this thread's stack */
+} rule_table;
+
+typedef struct module {
+	uintptr_t lo, hi, bias;
+	Elf *elf;
+	Dwarf_CFI *cfi; /* NULL: no usable CFI */
+} module;
+
+#define MAX_MODULES 1024
+
+static struct {
+	pthread_mutex_t lock;
+	module mods[MAX_MODULES];
+	size_t nmods;
+	bool elf_ready;
+} reader = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static _Atomic unsigned rules_gen;
+static __thread rule_table *t_rules __attribute__((tls_model("initial-exec")));
+static pthread_key_t table_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+
+static void *map_zeroed(size_t n)
+{
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* ---- reading rules from .eh_frame ---- */
+
+typedef struct find_ctx {
+	uintptr_t pc;
+	module *m;
+	const char *path;
+	bool main_program, found;
+} find_ctx;
+
+static int find_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	find_ctx *f = arg;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	bool hit = false;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr, b = a + ph->p_memsz;
+		lo = a < lo ? a : lo;
+		hi = b > hi ? b : hi;
+		hit |= f->pc >= a && f->pc < b;
+	}
+	if (!hit)
+		return 0;
+	f->m->lo = lo;
+	f->m->hi = hi;
+	f->m->bias = info->dlpi_addr;
+	f->path = info->dlpi_name;
+	f->main_program = !info->dlpi_name || !info->dlpi_name[0];
+	f->found = true;
+	return 1;
+}
+
+/* The module file, read by libelf from a private mapping, so that no
+ * descriptor stays open in the traced program. */
+static void open_cfi(module *m, const char *path)
+{
+	if (!reader.elf_ready) {
+		elf_version(EV_CURRENT);
+		reader.elf_ready = true;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	m->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (m->elf && elf_cntl(m->elf, ELF_C_FDDONE) != 0) {
+		elf_end(m->elf);
+		m->elf = NULL;
+	}
+	close(fd);
+	if (m->elf)
+		m->cfi = dwarf_getcfi_elf(m->elf);
+}
+
+static module *module_for(uintptr_t pc)
+{
+	for (size_t i = 0; i < reader.nmods; i++)
+		if (pc >= reader.mods[i].lo && pc < reader.mods[i].hi)
+			return &reader.mods[i];
+	if (reader.nmods == MAX_MODULES)
+		return NULL;
+	module *m = &reader.mods[reader.nmods];
+	memset(m, 0, sizeof *m);
+	find_ctx f = {.pc = pc, .m = m};
+	dl_iterate_phdr(find_object, &f);
+	if (!f.found)
+		return NULL; /* not in any loaded object (JIT code, vdso) */
+	reader.nmods++;
+	if (f.main_program)
+		open_cfi(m, "/proc/self/exe");
+	else if (f.path[0] == '/')
+		open_cfi(m, f.path);
+	return m;
+}
+
+/* A register's rule: 1 with *off set for "saved at CFA+off", 0 for
+ * "unchanged", -1 for undefined, -2 for anything else. */
+static int reg_rule(Dwarf_Frame *fr, int reg, int64_t *off)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t n;
+	if (dwarf_frame_register(fr, reg, mem, &ops, &n) != 0)
+		return -2;
+	if (n == 0)
+		return ops ? -1 : 0;
+	if (ops[0].atom != DW_OP_call_frame_cfa)
+		return -2;
+	if (n == 1) {
+		*off = 0;
+		return 1;
+	}
+	if (n == 2 && ops[1].atom == DW_OP_plus_uconst) {
+		*off = (int64_t)ops[1].number;
+		return 1;
+	}
+	return -2;
+}
+
+static void rule_from_frame(Dwarf_Frame *fr, rule *r)
+{
+	bool signal = false;
+	int ra = dwarf_frame_info(fr, NULL, NULL, &signal);
+	Dwarf_Op *ops;
+	size_t n;
+	int64_t ra_off = 0, bp_off = 0;
+	r->kind = signal ? RULE_SIGNAL : RULE_OTHER;
+	if (ra < 0 || signal || dwarf_frame_cfa(fr, &ops, &n) != 0)
+		return;
+	int ra_kind = reg_rule(fr, ra, &ra_off);
+	if (ra_kind == -1) {
+		r->kind = RULE_END;
+		return;
+	}
+	if (n != 1 || ops[0].atom != DW_OP_bregx || ra_kind != 1 || ra_off < -128 || ra_off > 127)
+		return;
+	int bp_kind = reg_rule(fr, DW_RBP, &bp_off);
+	if (bp_kind == -2 || (bp_kind == 1 && (bp_off == 0 || bp_off < INT16_MIN || bp_off > INT16_MAX)))
+		return;
+	int64_t cfa_off = (int64_t)ops[0].number2;
+	if ((ops[0].number != DW_RSP && ops[0].number != DW_RBP) || cfa_off < INT32_MIN || cfa_off > INT32_MAX)
+		return;
+	r->kind = ops[0].number == DW_RSP ? RULE_SP : RULE_BP;
+	r->cfa_off = (int32_t)cfa_off;
+	r->ra_off = (int8_t)ra_off;
+	r->rbp_off = bp_kind == 1 ? (int16_t)bp_off : 0; /* undefined rbp: left as is */
+}
+
+static void read_rule(uintptr_t key, rule *r)
+{
+	r->kind = RULE_OTHER;
+	pthread_mutex_lock(&reader.lock);
+	module *m = module_for(key);
+	Dwarf_Frame *fr = NULL;
+	if (m && m->cfi && dwarf_cfi_addrframe(m->cfi, key - m->bias, &fr) == 0) {
+		rule_from_frame(fr, r);
+		free(fr);
+	}
+	pthread_mutex_unlock(&reader.lock);
+}
+
+/* ---- the per-thread table ---- */
+
+static void table_free(void *arg)
+{
+	rule_table *t = arg;
+	if (!t)
+		return;
+	if (t->slots)
+		munmap(t->slots, (t->mask + 1) * sizeof(rule));
+	if (t->memo)
+		munmap(t->memo, sizeof(memo) + MEMO_CAP * sizeof(step));
+	munmap(t, sizeof *t);
+	if (t_rules == t)
+		t_rules = NULL;
+}
+
+static void make_key(void)
+{
+	pthread_key_create(&table_key, table_free);
+}
+
+static void stack_bounds(rule_table *t)
+{
+	pthread_attr_t a;
+	void *addr;
+	size_t size;
+	if (pthread_getattr_np(pthread_self(), &a) != 0)
+		return;
+	if (pthread_attr_getstack(&a, &addr, &size) == 0) {
+		t->stack_lo = (uintptr_t)addr;
+		t->stack_hi = (uintptr_t)addr + size;
+	}
+	pthread_attr_destroy(&a);
+}
+
+static rule_table *table_get(void)
+{
+	rule_table *t = t_rules;
+	if (__builtin_expect(t != NULL, 1)) {
+		unsigned gen = atomic_load_explicit(&rules_gen, memory_order_acquire);
+		if (__builtin_expect(t->gen != gen, 0)) {
+			memset(t->slots, 0, (t->mask + 1) * sizeof(rule));
+			t->count = 0;
+			t->memo->m = 0;
+			t->gen = gen;
+		}
+		return t;
+	}
+	pthread_once(&key_once, make_key);
+	t = map_zeroed(sizeof *t);
+	if (!t)
+		return NULL;
+	t->mask = 4095;
+	t->slots = map_zeroed((t->mask + 1) * sizeof(rule));
+	t->memo = map_zeroed(sizeof(memo) + MEMO_CAP * sizeof(step));
+	if (!t->slots || !t->memo) {
+		table_free(t);
+		return NULL;
+	}
+	t->fresh = (step *)(t->memo + 1);
+	t->gen = atomic_load(&rules_gen);
+	stack_bounds(t);
+	t_rules = t;
+	pthread_setspecific(table_key, t);
+	return t;
+}
+
+static inline size_t slot_of(uintptr_t key, size_t mask)
+{
+	return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 20) & mask;
+}
+
+static bool table_grow(rule_table *t)
+{
+	size_t mask = t->mask * 2 + 1;
+	rule *s = map_zeroed((mask + 1) * sizeof(rule));
+	if (!s)
+		return false;
+	for (size_t i = 0; i <= t->mask; i++) {
+		if (!t->slots[i].key)
+			continue;
+		size_t j = slot_of(t->slots[i].key, mask);
+		while (s[j].key)
+			j = (j + 1) & mask;
+		s[j] = t->slots[i];
+	}
+	munmap(t->slots, (t->mask + 1) * sizeof(rule));
+	t->slots = s;
+	t->mask = mask;
+	return true;
+}
+
+static __attribute__((noinline)) rule miss(rule_table *t, uintptr_t key)
+{
+	rule r = {.key = key};
+	read_rule(key, &r);
+	if ((t->count + 1) * 2 > t->mask + 1 && !table_grow(t))
+		return r; /* used, not kept */
+	size_t i = slot_of(key, t->mask);
+	while (t->slots[i].key)
+		i = (i + 1) & t->mask;
+	t->slots[i] = r;
+	t->count++;
+	return r;
+}
+
+static inline rule lookup(rule_table *t, uintptr_t key)
+{
+	for (size_t i = slot_of(key, t->mask);; i = (i + 1) & t->mask) {
+		if (t->slots[i].key == key)
+			return t->slots[i];
+		if (!t->slots[i].key)
+			return miss(t, key);
+	}
+}
+
+/* ---- the walk ----
+ *
+ * Consecutive allocations of a thread mostly come from stacks that share
+ * their outer frames, often all of them. Each thread keeps a memo of its
+ * last walk: every step's starting state (lookup address, sp, rbp) and
+ * the stack words it read. When a new walk reaches a state the memo holds,
+ * and every word the memo's remaining steps read still holds the same
+ * value, those steps would repeat exactly (a walk is a function of its
+ * state, the rules and the words it reads), so they are taken from the
+ * memo: a load and compare per frame instead of a rule lookup and two
+ * dependent loads. */
+
+static const uintptr_t zero_word;
+
+static inline bool on_stack(const walk *w, uintptr_t a)
+{
+	return a >= w->sp && a + 8 <= w->hi;
+}
+
+/* The signal trampoline's frame: the kernel saved the interrupted
+ * registers in a ucontext where the handler's frame ends. The interrupted
+ * pc is exact (not a return address), and its stack may be another one
+ * (the handler ran on an alternate signal stack). */
+static int signal_step(const rule_table *t, walk *w, step *s)
+{
+	const ucontext_t *uc = (const ucontext_t *)w->sp;
+	if (w->sp + sizeof *uc > w->hi)
+		return -1;
+	uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	uintptr_t bp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+	if (sp >= t->stack_lo && sp < t->stack_hi)
+		w->hi = t->stack_hi;
+	else if (sp < w->sp || sp >= w->hi)
+		return -1;
+	if (!ip) {
+		w->end = END_RULE;
+		return 0;
+	}
+	*s = (step){.key = w->key, .sp = w->sp, .bp = w->bp, .ra = ip, .ra_at = &zero_word, .bp_at = &zero_word};
+	*w = (walk){ip, sp, bp, w->hi, 0, NULL, true};
+	return 1;
+}
+
+/* One frame, by the rule of w->key. Returns 1 after a step, 0 when the
+ * walk ended (w->end says how), -1 when the general unwinder must take
+ * this stack. */
+static inline int take_step(rule_table *t, walk *w, step *s)
+{
+	rule r = lookup(t, w->key);
+	if (r.kind == RULE_END) {
+		w->end = END_RULE;
+		return 0;
+	}
+	if (RT_CFI_UNLIKELY(r.kind == RULE_SIGNAL))
+		return signal_step(t, w, s);
+	if (r.kind != RULE_SP && r.kind != RULE_BP)
+		return -1;
+	uintptr_t cfa = (r.kind == RULE_SP ? w->sp : w->bp) + (uintptr_t)(intptr_t)r.cfa_off;
+	if (cfa <= w->sp || cfa > w->hi || (cfa & 7))
+		return -1;
+	const uintptr_t *ra_at = (const uintptr_t *)(cfa + (uintptr_t)(intptr_t)r.ra_off);
+	const uintptr_t *bp_at = &zero_word;
+	if (r.rbp_off)
+		bp_at = (const uintptr_t *)(cfa + (uintptr_t)(intptr_t)r.rbp_off);
+	if (!on_stack(w, (uintptr_t)ra_at) || (r.rbp_off && !on_stack(w, (uintptr_t)bp_at)))
+		return -1;
+	uintptr_t ra = *ra_at;
+	if (!ra) {
+		w->end = END_ZERO;
+		w->zero_at = ra_at;
+		return 0;
+	}
+	*s = (step){w->key, w->sp, w->bp, ra_at, bp_at, ra, *bp_at, r.kind == RULE_BP, r.rbp_off != 0, false};
+	w->bp = r.rbp_off ? s->bpv : w->bp;
+	w->sp = cfa;
+	w->key = ra - 1; /* the call instruction: ra may start another function */
+	return 1;
+}
+
+static inline bool state_is(const step *s, const walk *w)
+{
+	return s->key == w->key && s->sp == w->sp && (!s->need_bp || s->bp == w->bp);
+}
+
+/* The memo's steps from j on would repeat: every word they read is
+ * unchanged. */
+static bool suffix_holds(const memo *mo, int j)
+{
+	uintptr_t diff = 0;
+	for (int s = j; s < mo->m; s++)
+		diff |= (*mo->steps[s].ra_at ^ mo->steps[s].ra) | (*mo->steps[s].bp_at ^ mo->steps[s].bpv);
+	if (mo->last.end == END_ZERO)
+		diff |= *mo->last.zero_at;
+	return !diff;
+}
+
+/* need_bp of each step, from the end: does the rest of the walk use the
+ * incoming rbp before reloading it? A saved rbp that nothing uses is not
+ * checked when the memo is reused: code without frame pointers keeps data
+ * in rbp, and that data changes from call to call. */
+static void mark_bp_needs(memo *mo)
+{
+	bool need = mo->last.end != END_RULE;
+	for (int s = mo->m - 1; s >= 0; s--) {
+		step *st = &mo->steps[s];
+		if (!need) {
+			st->bp_at = &zero_word;
+			st->bpv = 0;
+		}
+		need = st->uses_bp || (!st->loads_bp && need);
+		st->need_bp = need;
+	}
+}
+
+/* Fresh steps until the walk ends, reaches `limit` steps, or reaches a
+ * state of the memo whose remaining steps still hold (*matched = its
+ * index). Steps go to fresh[]. Returns the number taken, -1 to give up. */
+static int walk_fresh(rule_table *t, walk *w, step *fresh, int limit, int *matched)
+{
+	const memo *mo = t->memo;
+	int k = 0, j = 0, attempts = 0;
+	*matched = -1;
+	while (k < limit) {
+		while (j < mo->m && mo->steps[j].sp < w->sp)
+			j++;
+		if (j < mo->m && attempts < 2 && state_is(&mo->steps[j], w)) {
+			attempts++;
+			if (suffix_holds(mo, j)) {
+				*matched = j;
+				return k;
+			}
+		}
+		int rc = take_step(t, w, &fresh[k]);
+		if (rc <= 0)
+			return rc < 0 ? -1 : k;
+		k++;
+	}
+	w->end = END_LIMIT;
+	return k;
+}
+
+/* The memo becomes fresh[0..k) followed by its own steps from j on, cut
+ * at `limit` steps or continued past its end when it had been cut. */
+static int memo_splice(rule_table *t, step *fresh, int k, int j, int limit)
+{
+	memo *mo = t->memo;
+	int keep = mo->m - j;
+	if (k + keep >= limit && keep > 0) {
+		keep = limit - k;
+		if (j + keep < mo->m) {
+			const step *cut = &mo->steps[j + keep];
+			mo->last = (walk){cut->key, cut->sp, cut->bp, mo->last.hi, END_LIMIT, NULL};
+		}
+	}
+	if (k != j)
+		memmove(mo->steps + k, mo->steps + j, (size_t)keep * sizeof(step));
+	memcpy(mo->steps, fresh, (size_t)k * sizeof(step));
+	mo->m = k + keep;
+	if (mo->last.end == END_LIMIT && mo->m < limit) {
+		walk w = mo->last; /* the previous walk had been cut: go on */
+		int rc;
+		while (mo->m < limit && (rc = take_step(t, &w, &mo->steps[mo->m])) > 0)
+			mo->m++;
+		if (rc < 0)
+			return -1;
+		w.end = mo->m == limit ? END_LIMIT : w.end;
+		mo->last = w;
+	}
+	return 0;
+}
+
+/* A handler running on the alternate signal stack: that stack bounds the
+ * walk until the signal frame leads back to the thread's stack. */
+static bool on_altstack(walk *w)
+{
+	stack_t ss;
+	if (sigaltstack(NULL, &ss) != 0 || !(ss.ss_flags & SS_ONSTACK))
+		return false;
+	uintptr_t lo = (uintptr_t)ss.ss_sp, hi = lo + ss.ss_size;
+	if (w->sp < lo || w->sp >= hi)
+		return false;
+	w->hi = hi;
+	w->no_memo = true;
+	return true;
+}
+
+static bool same_kept(const memo *mo, const step *fresh, int k, int j, int skip)
+{
+	if (k != j || mo->m == 0)
+		return false;
+	for (int s = skip; s < k; s++)
+		if (fresh[s].ra != mo->steps[s].ra)
+			return false;
+	return true;
+}
+
+__attribute__((noinline)) int rt_cfi_backtrace(uintptr_t *ips, int max, int skip, uint64_t *hash, bool *same)
+{
+	uintptr_t pc, sp, bp;
+	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+			 : "=r"(pc), "=r"(sp), "=r"(bp));
+	rule_table *t = table_get();
+	if (!t || !t->stack_hi)
+		return -1;
+	int limit = skip + max < MEMO_CAP ? skip + max : MEMO_CAP;
+	memo *mo = t->memo;
+	walk w = {pc, sp, bp, t->stack_hi, 0, NULL, false};
+	if (RT_CFI_UNLIKELY(sp < t->stack_lo || sp >= t->stack_hi) && !on_altstack(&w))
+		return -1;
+	int j, k = walk_fresh(t, &w, t->fresh, limit, &j);
+	if (k < 0) {
+		mo->m = 0;
+		return -1;
+	}
+	*same = j >= 0 && same_kept(mo, t->fresh, k, j, skip);
+	if (j >= 0 && *same && k == j)
+		return mo->m > skip ? mo->m - skip : 0;
+	if (j >= 0) {
+		if (memo_splice(t, t->fresh, k, j, limit) < 0) {
+			mo->m = 0;
+			return -1;
+		}
+	} else {
+		memcpy(mo->steps, t->fresh, (size_t)k * sizeof(step));
+		mo->m = k;
+		mo->last = w;
+	}
+	mark_bp_needs(mo);
+	int n = mo->m > skip ? mo->m - skip : 0;
+	for (int i = 0; i < n; i++)
+		ips[i] = mo->steps[skip + i].ra;
+	*hash = rt_stack_hash(ips, n);
+	if (w.no_memo || mo->last.no_memo)
+		mo->m = 0;
+	return n;
+}
+
+void rt_cfi_forget(void)
+{
+	if (t_rules)
+		t_rules->memo->m = 0;
+}
+
+void rt_cfi_invalidate(void)
+{
+	pthread_mutex_lock(&reader.lock);
+	for (size_t i = 0; i < reader.nmods; i++) {
+		if (reader.mods[i].cfi)
+			dwarf_cfi_end(reader.mods[i].cfi);
+		if (reader.mods[i].elf)
+			elf_end(reader.mods[i].elf);
+	}
+	reader.nmods = 0;
+	atomic_fetch_add_explicit(&rules_gen, 1, memory_order_release);
+	pthread_mutex_unlock(&reader.lock);
+}
+
+void rt_cfi_atfork_prepare(void) { pthread_mutex_lock(&reader.lock); }
+void rt_cfi_atfork_parent(void) { pthread_mutex_unlock(&reader.lock); }
+void rt_cfi_atfork_child(void) { pthread_mutex_init(&reader.lock, NULL); }
+
+#else /* no cached rules: every stack goes to the general unwinder */
+
+int rt_cfi_backtrace(uintptr_t *ips, int max, int skip, uint64_t *hash, bool *same)
+{
+	(void)ips, (void)max, (void)skip, (void)hash, (void)same;
+	return -1;
+}
+void rt_cfi_invalidate(void) {}
+void rt_cfi_forget(void) {}
+void rt_cfi_atfork_prepare(void) {}
+void rt_cfi_atfork_parent(void) {}
+void rt_cfi_atfork_child(void) {}
+
+#endif
