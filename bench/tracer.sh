@@ -19,6 +19,8 @@
 # Configurations (CONFIGS="plain rtrace heaptrack heaptrack-raw memcheck"):
 #   plain          the program alone
 #   rtrace         rtrace run -q -o DIR -- PROGRAM
+#   rtrace-libunwind  the same with --unwinder libunwind (every stack read by
+#                  libunwind's unw_backtrace instead of the cached rules)
 #   heaptrack      heaptrack -o FILE PROGRAM (interprets and compresses
 #                  on the fly, in two more processes)
 #   heaptrack-raw  heaptrack -r -o FILE PROGRAM (records only, compressed)
@@ -178,6 +180,11 @@ run_argv() { # config workload tag: sets cmd_argv
 		else
 			cmd_argv=("$RTRACE" run -q -o "$out/rt-$w" -- "${prog_argv[@]}")
 		fi
+		;;
+	rtrace-libunwind)
+		rm -rf "$out/rt-$w"
+		mkdir -p "$out/rt-$w"
+		cmd_argv=("$RTRACE" run --unwinder libunwind -q -o "$out/rt-$w" -- "${prog_argv[@]}")
 		;;
 	heaptrack)
 		rm -f "$out/ht-$w".*

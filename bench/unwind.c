@@ -23,6 +23,13 @@
  *                 tracer does (src/preload/unwind.c)
  *   unw-step      unw_getcontext + unw_init_local + unw_step loop (the slow
  *                 path unw_backtrace falls back to), per-thread caching
+ *   cached        the tracer's unwinder (src/preload/cfi.c, compiled in with
+ *                 USE_CFI=1): unwind rules read once per return address
+ *                 from .eh_frame with libdw and cached per thread, plus the
+ *                 memo of the thread's previous walk (a repeated stack
+ *                 costs one compare per frame)
+ *   cached-rules  the same with the memo dropped before every backtrace:
+ *                 every frame goes through its cached rule
  *
  * For each method: frames returned, how many of them are frames of the
  * chain (return addresses inside its code, which lives in its own
@@ -37,6 +44,12 @@
 #endif
 #define UNW_LOCAL_ONLY
 #include <execinfo.h>
+#ifndef USE_CFI
+#define USE_CFI 0
+#endif
+#if USE_CFI
+#include "../src/preload/cfi.h"
+#endif
 #if USE_LIBUNWIND
 #include <libunwind.h>
 #endif
@@ -50,8 +63,12 @@
 #define CHAIN_DEPTH 20
 #define MAX_FRAMES 64
 
-enum { M_BACKTRACE, M_UNW_GLOBAL, M_UNW_THREAD, M_UNW_STEP, M_FP, M_COUNT };
-#if USE_LIBUNWIND
+enum { M_BACKTRACE, M_UNW_GLOBAL, M_UNW_THREAD, M_UNW_STEP, M_FP, M_CFI, M_CFI_RULES, M_COUNT };
+#if USE_CFI
+static const int methods[] = {M_CFI, M_CFI_RULES};
+static const char *const names[M_COUNT] = {"backtrace", "unw-global", "unw-thread", "unw-step", "fp",
+					   "cached", "cached-rules"};
+#elif USE_LIBUNWIND
 static const int methods[] = {M_BACKTRACE, M_UNW_GLOBAL, M_UNW_THREAD, M_UNW_STEP};
 static const char *const names[M_COUNT] = {"backtrace*", "unw-global", "unw-thread", "unw-step", "fp"};
 #else
@@ -127,6 +144,14 @@ static inline int take(int m, void **buf)
 	case M_UNW_GLOBAL:
 	case M_UNW_THREAD: return unw_backtrace(buf, MAX_FRAMES);
 	case M_UNW_STEP: return unw_step_backtrace(buf, MAX_FRAMES);
+#endif
+#if USE_CFI
+	case M_CFI_RULES: rt_cfi_forget(); /* fall through */
+	case M_CFI: {
+		uint64_t h;
+		bool same;
+		return rt_cfi_backtrace((uintptr_t *)buf, MAX_FRAMES, 0, &h, &same);
+	}
 #endif
 	default: return fp_backtrace(buf, MAX_FRAMES);
 	}

@@ -35,6 +35,8 @@ for v in O2 O2-fp; do
 	[ "$v" = O2-fp ] && flags+=(-fno-omit-frame-pointer)
 	"$cc" "${flags[@]}" -DUSE_LIBUNWIND=0 -o "$out/unwind-$v-gcc" "$here/unwind.c"
 	"$cc" "${flags[@]}" -DUSE_LIBUNWIND=1 -o "$out/unwind-$v-unw" "$here/unwind.c" -lunwind
+	"$cc" "${flags[@]}" -DUSE_LIBUNWIND=0 -DUSE_CFI=1 -o "$out/unwind-$v-cfi" "$here/unwind.c" \
+		"$here/../src/preload/cfi.c" -ldw -lelf
 done
 
 echo "== unwinder micro-benchmark, $(date '+%Y-%m-%d %H:%M %Z')"
@@ -45,7 +47,8 @@ echo "(21 when complete: bottom's call site and the 20 chain frames); $ITERATION
 echo "per timing, median of $REPEATS; '2thr': two threads unwinding at once, per thread."
 echo "backtrace: glibc backtrace() in a program without libunwind (libgcc's unwinder);"
 echo "backtrace*: the same call in a program linked with -lunwind, where it runs libunwind's"
-echo "_Unwind_Backtrace; unw-*: libunwind (same binary as backtrace*)"
+echo "_Unwind_Backtrace; unw-*: libunwind (same binary as backtrace*); cached: the tracer's"
+echo "unwinder (rules per return address + memo of the last stack); cached-rules: without the memo"
 for v in O2 O2-fp; do
 	echo
 	case $v in
@@ -56,5 +59,6 @@ for v in O2 O2-fp; do
 	busy=$(cpu_busy 1)
 	"$out/unwind-$v-gcc" "$ITERATIONS" "$REPEATS"
 	"$out/unwind-$v-unw" "$ITERATIONS" "$REPEATS" | tail -n +2
+	"$out/unwind-$v-cfi" "$ITERATIONS" "$REPEATS" | tail -n +2
 	echo "(CPU busy before: ${busy}%)"
 done

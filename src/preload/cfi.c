@@ -584,21 +584,24 @@ __attribute__((noinline)) int rt_cfi_backtrace(uintptr_t *ips, int max, int skip
 	walk w = {pc, sp, bp, t->stack_hi, 0, NULL, false};
 	if (RT_CFI_UNLIKELY(sp < t->stack_lo || sp >= t->stack_hi) && !on_altstack(&w))
 		return -1;
-	int j, k = walk_fresh(t, &w, t->fresh, limit, &j);
+	/* without a memo the walk can write it in place */
+	step *fresh = mo->m ? t->fresh : mo->steps;
+	int j, k = walk_fresh(t, &w, fresh, limit, &j);
 	if (k < 0) {
 		mo->m = 0;
 		return -1;
 	}
-	*same = j >= 0 && same_kept(mo, t->fresh, k, j, skip);
+	*same = j >= 0 && same_kept(mo, fresh, k, j, skip);
 	if (j >= 0 && *same && k == j)
 		return mo->m > skip ? mo->m - skip : 0;
 	if (j >= 0) {
-		if (memo_splice(t, t->fresh, k, j, limit) < 0) {
+		if (memo_splice(t, fresh, k, j, limit) < 0) {
 			mo->m = 0;
 			return -1;
 		}
 	} else {
-		memcpy(mo->steps, t->fresh, (size_t)k * sizeof(step));
+		if (fresh != mo->steps)
+			memcpy(mo->steps, fresh, (size_t)k * sizeof(step));
 		mo->m = k;
 		mo->last = w;
 	}

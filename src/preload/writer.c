@@ -31,9 +31,12 @@ static _Atomic uint64_t next_chunk;  /* chunks handed out */
 static _Atomic uint64_t ready_chunks; /* chunks backed by disk and mapped */
 static _Atomic unsigned writer_gen = 1;
 static _Atomic int disabled_once;
+/* chunks of each segment their threads have left */
+static _Atomic uint16_t seg_done[MAX_SEGS];
 
 __thread rt_tls rt_t __attribute__((tls_model("initial-exec")));
 static __thread uint32_t chunk_seq;
+static __thread uint64_t chunk_index; /* of rt_t.chunk */
 
 /* The coarse clock (the kernel tick, typically 4 ms) costs 3.5 ns a read
  * here against 22.6 ns for CLOCK_MONOTONIC, which was 13% of a traced
@@ -125,6 +128,7 @@ static uint8_t *chunk_new(void)
 			return NULL;
 	}
 	uint8_t *c = seg_base[i / CHUNKS_PER_SEG] + (i % CHUNKS_PER_SEG) * CHUNK_SIZE;
+	chunk_index = i;
 	uint32_t tid = (uint32_t)syscall(SYS_gettid), seq = chunk_seq++;
 	memcpy(c, "RTCK", 4);
 	memcpy(c + 8, &tid, 4);
@@ -146,10 +150,23 @@ static void tls_check_gen(void)
 	}
 }
 
+/* The trace's pages are mapped in the traced program and would count in
+ * its resident size as the trace grows. Once every chunk of a segment is
+ * complete, its pages leave the program's page tables; the data stays in
+ * the page cache on its way to the file. */
+static void chunk_left(void)
+{
+	uint64_t seg = chunk_index / CHUNKS_PER_SEG;
+	if (atomic_fetch_add(&seg_done[seg], 1) + 1 == CHUNKS_PER_SEG)
+		madvise(seg_base[seg], SEG_SIZE, MADV_DONTNEED);
+}
+
 uint8_t *rt_reserve(size_t n)
 {
 	tls_check_gen();
 	if (RT_UNLIKELY(!rt_t.chunk || rt_t.used + n > CHUNK_SIZE - CHUNK_HDR)) {
+		if (rt_t.chunk)
+			chunk_left();
 		rt_t.chunk = chunk_new();
 		rt_t.used = 0;
 		if (!rt_t.chunk)
@@ -278,6 +295,7 @@ void rt_writer_fork_child(void)
 		if (seg_base[s])
 			munmap(seg_base[s], SEG_SIZE);
 		seg_base[s] = NULL;
+		atomic_store(&seg_done[s], 0);
 	}
 	have_file = 0;
 	atomic_store(&next_chunk, 0);

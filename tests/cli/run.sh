@@ -70,4 +70,14 @@ sleep 0.5
 kill -TERM $rpid
 wait $rpid
 [ $? -eq 143 ] && ok || bad "SIGTERM not forwarded"
+
+# the trace is not resident in the traced program: its resident size
+# stays near a plain run's while the trace grows far beyond it
+rm -rf rss && mkdir rss
+plain_kb=$("$P/tp_churn" 2000000)
+traced_kb=$("$RTRACE" run -q -o rss -- "$P/tp_churn" 2000000)
+trace_kb=$(( $(cat rss/tp_churn-*.rtrace | wc -c) / 1024 ))
+if [ "$trace_kb" -gt 40000 ] && [ "$traced_kb" -lt $((plain_kb + trace_kb / 2)) ]; then ok; else
+  bad "resident size: plain ${plain_kb} kB, traced ${traced_kb} kB, trace ${trace_kb} kB"
+fi
 finish
