@@ -372,7 +372,6 @@ for w in "${workloads[@]}"; do
 			[ -n "$size" ] && [ "${rt_calls[$w]:-0}" -gt 0 ] && bpe=$(awk -v s="$size" -v n="${rt_calls[$w]}" -v a="${rt_allocs[$w]}" \
 				'BEGIN { printf "%.1f/rec %.1f/alloc", s / n, s / a }')
 			note+="${note:+; }${rt_calls[$w]:-?} call records (${rt_allocs[$w]:-?} allocations)"
-			[ -n "$size" ] && [ -n "$rss" ] && [ "$w" != gcc ] && note+="; RSS minus trace ~$(awk -v r="$rss" -v s="$size" 'BEGIN { printf "%.1f", r / 1024 - s / 1048576 }') MiB"
 			;;
 		heaptrack)
 			size=${ht_bytes[$w]:-}
