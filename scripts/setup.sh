@@ -7,7 +7,9 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config clang libclang-rt-14-dev
   libcmocka-dev libexpat1-dev libdw-dev libelf-dev libzstd-dev libunwind-dev
+  binutils elfutils
   time
+  valgrind
 )
 
 missing=()

@@ -5,6 +5,8 @@
 #include "rtrace/binary.h"
 #include "rtrace/diag.h"
 #include "rtrace/filter.h"
+#include "rtrace/heapcheck.h"
+#include "rtrace/resolve.h"
 #include "rtrace/text.h"
 #include "rtrace/trace.h"
 

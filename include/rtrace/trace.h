@@ -55,10 +55,18 @@ typedef struct rt_kv {
 	const char *key, *value;
 } rt_kv;
 
+/* An executable mapping of a module. The binary trace also says where in
+ * the file it starts and, for modules loaded or unloaded mid-run
+ * (dlopen/dlclose), during which calls it was mapped: the resolver needs
+ * both when another module later took the same addresses. */
 typedef struct rt_mmap {
 	const char *module;
 	uint64_t from, to;
+	uint64_t offset;      /* file offset of `from`, or RT_OFFSET_UNKNOWN */
+	uint64_t since, until; /* mapped for call indices [since, until) */
 } rt_mmap;
+
+#define RT_OFFSET_UNKNOWN UINT64_MAX
 
 typedef struct rt_context {
 	uint32_t id;
@@ -103,7 +111,13 @@ const rt_kv *rt_trace_header_at(const rt_trace *t, size_t i);
 /* The header's filter field as RT_FILTER_* bits. */
 unsigned rt_trace_filter_bits(const rt_trace *t);
 
+/* Adds a mapping with an unknown file offset, mapped for the whole trace
+ * (what the text protocol says). */
 void rt_trace_add_mmap(rt_trace *t, const char *module, uint64_t from, uint64_t to);
+/* Adds m (its module string is copied); returns its index. */
+size_t rt_trace_add_mmap_full(rt_trace *t, const rt_mmap *m);
+/* Marks mapping i unmapped from call index `until` on (UINT64_MAX: never). */
+void rt_trace_set_mmap_until(rt_trace *t, size_t i, uint64_t until);
 size_t rt_trace_mmap_count(const rt_trace *t);
 const rt_mmap *rt_trace_mmap_at(const rt_trace *t, size_t i);
 
@@ -136,6 +150,34 @@ uint32_t rt_trace_intern_bt(rt_trace *t, const rt_frame *frames, uint32_t n);
 uint32_t rt_trace_bt_count(const rt_trace *t);
 uint32_t rt_trace_bt_len(const rt_trace *t, uint32_t bt);
 const rt_frame *rt_trace_bt_frames(const rt_trace *t, uint32_t bt);
+
+/* What a resolver found for a frame, beyond the text printed after its
+ * address: the module and the inline chain, so that formats with one frame
+ * per inlined call (Valgrind XML) can print them. locs[0] is the innermost
+ * function at the frame's own file:line; locs[k] is the function that
+ * locs[k - 1] was inlined into, at the file:line of that inlined call; the
+ * last entry is the function that was really called. */
+typedef struct rt_srcloc {
+	uint32_t fn;    /* function name as printed (demangled), or RT_NONE */
+	uint32_t file;  /* source file path, or RT_NONE */
+	uint32_t line;  /* 0 when unknown */
+	uint32_t flags; /* RT_SRCLOC_* */
+} rt_srcloc;
+
+enum { RT_SRCLOC_DEMANGLED = 0x01 /* fn is a demangled C++ name */ };
+
+typedef struct rt_frame_info {
+	uint32_t module; /* module path, string id or RT_NONE */
+	uint32_t n;      /* entries in locs, 0 when no function is known */
+	const rt_srcloc *locs;
+} rt_frame_info;
+
+/* Records what is known of frame f (keyed by its address and text);
+ * locs is copied. Setting it again replaces it. */
+void rt_trace_set_frame_info(rt_trace *t, const rt_frame *f, uint32_t module,
+			     const rt_srcloc *locs, uint32_t n);
+/* Fills *info for frame f; false when nothing was recorded for it. */
+bool rt_trace_frame_info(const rt_trace *t, const rt_frame *f, rt_frame_info *info);
 
 /* Argument blocks ("$name = value" lines of a call). */
 uint32_t rt_trace_add_args(rt_trace *t, const rt_kv *args, uint32_t n);

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdnoreturn.h>
 
+#include "rtrace/rtrace.h"
+
 /* Exit statuses of every subcommand. */
 enum {
 	RT_EXIT_OK = 0,
@@ -29,8 +31,28 @@ noreturn void cli_bad_option(const char *cmd, int c, char **argv);
 
 /* Strict number parsing for option values: the whole string must parse. */
 bool cli_parse_u64(const char *s, int base, uint64_t *v);
+/* v with its digits grouped by three ("1,234,567"); buf: 27 bytes or more. */
+const char *cli_grouped(uint64_t v, char *buf);
+
+/* Reads a text or a binary trace (told by content) from fd (postproc.c). */
+int cli_read_trace(rt_trace *t, int fd, const char *name, const rt_read_opts *ro,
+		   rt_read_stats *st, rt_diag *err);
+
+/* Options of the resolver, shared by resolve and postproc -r (resolve.c). */
+typedef struct cli_resolve_opts {
+	const char **debug_dirs;
+	size_t ndebug_dirs;
+	const char *root;
+} cli_resolve_opts;
+
+void cli_resolve_add_debug_dir(cli_resolve_opts *o, const char *cmd, const char *dir);
+void cli_resolve_set_root(cli_resolve_opts *o, const char *cmd, const char *dir);
+/* Resolves t's backtraces; unreadable modules are warnings. */
+void cli_resolve(rt_trace *t, const cli_resolve_opts *o);
+void cli_resolve_opts_free(cli_resolve_opts *o);
 
 int cmd_postproc(int argc, char **argv);
+int cmd_resolve(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 
 #endif

@@ -1,5 +1,6 @@
 /* rtrace postproc: sp-rtrace-postproc's job on text traces: leak
- * filtering, grouping by backtrace, context/resource/index selection.
+ * filtering, grouping by backtrace, context/resource/index selection,
+ * resolving (-r, with the resolver of resolve.c).
  * Binary traces (rtrace's own format) are read too, told by content. */
 #include "cli.h"
 #include "rtrace/binary.h"
@@ -36,6 +37,12 @@ static const char usage_text[] =
 	"                            (0: calls made outside any context)\n"
 	"  -R, --resource MASK       keep resource types in the hex MASK of registry ids\n"
 	"  -b, --backtrace-depth N   keep at most N frames of each backtrace\n"
+	"  -r, --resolve             resolve addresses to functions, files and lines\n"
+	"                            (as 'rtrace resolve'; after the other filters)\n"
+	"      --debug-dir DIR       with -r: look for separate debug info in DIR too\n"
+	"                            (by build id and .gnu_debuglink; repeatable)\n"
+	"      --root DIR            with -r: read modules and /usr/lib/debug under DIR,\n"
+	"                            a copy of the traced machine's file system\n"
 	"      --include FILE        keep only the calls whose index is listed in FILE\n"
 	"      --exclude FILE        drop the calls whose index is listed in FILE\n"
 	"                            (one index per line, decimal or 0x hex)\n"
@@ -47,12 +54,14 @@ static const char usage_text[] =
 	"  -h, --help                this help\n"
 	"\n"
 	"Short options combine as in sp-rtrace: 'rtrace postproc -lci trace.txt'.\n"
+	"'rtrace postproc -lcr -i TRACE' lists the leaks by stack, with names.\n"
 	"Exit status: 0 ok, 1 bad input or I/O error (what was read before the\n"
 	"error is still written), 2 bad command line.\n";
 
 typedef struct postproc_opts {
 	const char *input, *output_dir;
-	bool leaks, compress, sort_given;
+	bool leaks, compress, sort_given, resolve;
+	cli_resolve_opts res;
 	enum rt_sort sort;
 	bool by_context, by_resource;
 	uint32_t context_mask, resource_mask;
@@ -61,7 +70,7 @@ typedef struct postproc_opts {
 	const char *call_address;
 } postproc_opts;
 
-enum { OPT_INCLUDE = 256, OPT_EXCLUDE, OPT_CALL_ADDRESS };
+enum { OPT_INCLUDE = 256, OPT_EXCLUDE, OPT_CALL_ADDRESS, OPT_DEBUG_DIR, OPT_ROOT };
 
 static uint32_t parse_mask(const char *arg, const char *what)
 {
@@ -100,6 +109,9 @@ static void parse_options(int argc, char **argv, postproc_opts *o)
 		{"include", required_argument, NULL, OPT_INCLUDE},
 		{"exclude", required_argument, NULL, OPT_EXCLUDE},
 		{"call-address", required_argument, NULL, OPT_CALL_ADDRESS},
+		{"resolve", no_argument, NULL, 'r'},
+		{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+		{"root", required_argument, NULL, OPT_ROOT},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -107,12 +119,15 @@ static void parse_options(int argc, char **argv, postproc_opts *o)
 	uint64_t v;
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:o:lcs:C:R:b:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:o:lcrs:C:R:b:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i': o->input = optarg; break;
 		case 'o': o->output_dir = optarg; break;
 		case 'l': o->leaks = true; break;
 		case 'c': o->compress = true; break;
+		case 'r': o->resolve = true; break;
+		case OPT_DEBUG_DIR: cli_resolve_add_debug_dir(&o->res, "postproc", optarg); break;
+		case OPT_ROOT: cli_resolve_set_root(&o->res, "postproc", optarg); break;
 		case 's': o->sort = parse_sort(optarg); o->sort_given = true; break;
 		case 'C': o->by_context = true; o->context_mask = parse_mask(optarg, "context"); break;
 		case 'R': o->by_resource = true; o->resource_mask = parse_mask(optarg, "resource"); break;
@@ -133,6 +148,8 @@ static void parse_options(int argc, char **argv, postproc_opts *o)
 		die_usage("postproc", "unexpected argument '%s' (the input is given with -i)", argv[optind]);
 	if (o->sort_given && !o->compress)
 		die_usage("postproc", "--sort orders the groups of --compress; add -c");
+	if ((o->res.ndebug_dirs || o->res.root) && !o->resolve)
+		die_usage("postproc", "--debug-dir and --root are options of --resolve; add -r");
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -394,8 +411,8 @@ static int replay_input(int fd, const char *head, size_t n, pid_t *child)
 
 /* Reads the input as a binary trace when it starts with the binary magic,
  * as a text trace otherwise. */
-static int read_input(rt_trace *t, int fd, const char *name, const rt_read_opts *ro,
-		      rt_read_stats *st, rt_diag *err)
+int cli_read_trace(rt_trace *t, int fd, const char *name, const rt_read_opts *ro,
+		   rt_read_stats *st, rt_diag *err)
 {
 	char head[RT_BIN_MAGIC_LEN];
 	bool consumed;
@@ -433,7 +450,7 @@ int cmd_postproc(int argc, char **argv)
 	rt_read_opts ro = {o.depth, on_call, on_warning, &s};
 	rt_read_stats st;
 	rt_diag err;
-	int rc = read_input(t, fd, name, &ro, &st, &err);
+	int rc = cli_read_trace(t, fd, name, &ro, &st, &err);
 	if (fd != STDIN_FILENO)
 		close(fd);
 	if (s.leaks)
@@ -454,10 +471,13 @@ int cmd_postproc(int argc, char **argv)
 	if (o.by_resource)
 		rt_filter_resources(t, o.resource_mask);
 	select_calls(t, &o);
+	if (o.resolve)
+		cli_resolve(t, &o.res);
 	int wrc = write_result(t, &o);
 	if (rc && !wrc)
 		info("note: the output is partial: it holds what was read before the error (%" PRIu64 " call record(s))",
 		     st.calls);
 	rt_trace_free(t);
+	cli_resolve_opts_free(&o.res);
 	return rc || wrc ? RT_EXIT_DATA : RT_EXIT_OK;
 }

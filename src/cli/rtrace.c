@@ -13,6 +13,8 @@ static const struct subcommand {
 	{"run", cmd_run, "run a program with the tracer: rtrace run -- ./app"},
 	{"postproc", cmd_postproc,
 	 "leaks by backtrace, contexts, selections: text or binary trace to text"},
+	{"resolve", cmd_resolve,
+	 "addresses to functions, files and lines: rtrace resolve -i trace"},
 };
 
 static void usage(FILE *fp)

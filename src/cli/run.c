@@ -2,6 +2,7 @@
  * status through, forwards the signals sent to us, and names the traces. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "leak_report.h"
 #include "rtrace/binary.h"
 #include "rtrace/filter.h"
 
@@ -43,11 +44,23 @@ static const char usage_text[] =
 	"                            rules cached per return address, libunwind for\n"
 	"                            the frames they cannot describe), 'libunwind',\n"
 	"                            or 'check' (both, differences shown at exit)\n"
+	"      --leak-check=MODE     at exit, classify the blocks still allocated as\n"
+	"                            memcheck does: full (default: totals and each\n"
+	"                            block's verdict in the trace, loss records on\n"
+	"                            stderr), summary (totals) or no\n"
+	"      --show-leak-kinds=SET loss records printed (default definite,possible;\n"
+	"                            SET: definite,indirect,possible,reachable, all\n"
+	"                            or none)\n"
+	"      --errors-for-leak-kinds=SET  loss records that count as errors\n"
+	"                            (default definite,possible)\n"
+	"      --error-exitcode=N    exit with N when errors were found (heap errors,\n"
+	"                            or leaks of the kinds above with full)\n"
 	"  -q, --quiet               only the program's own output\n"
 	"  -h, --help                this help\n"
 	"\n"
-	"Exit status: the program's; 128+N if it was killed by signal N; 127 if it\n"
-	"could not be started; 2 on a bad command line.\n";
+	"Exit status: the program's (N of --error-exitcode when errors were\n"
+	"found); 128+N if it was killed by signal N; 127 if it could not be\n"
+	"started; 2 on a bad command line.\n";
 
 typedef struct run_opts {
 	const char *dir;
@@ -55,9 +68,37 @@ typedef struct run_opts {
 	bool trace_frees, follow, start_paused, no_timestamps;
 	char unwinder; /* flag letter: 0 cached, 'u' libunwind, 'k' check */
 	int toggle_signal;
+	const char *leak_check; /* full, summary or no */
+	leak_opts leaks;
+	int error_exitcode; /* 0: the program's status whatever was found */
 } run_opts;
 
-enum { OPT_FREES = 256, OPT_FOLLOW, OPT_PAUSED, OPT_TOGGLE, OPT_NO_TS, OPT_UNWINDER };
+enum { OPT_FREES = 256, OPT_FOLLOW, OPT_PAUSED, OPT_TOGGLE, OPT_NO_TS, OPT_UNWINDER,
+       OPT_LEAK_CHECK, OPT_SHOW_KINDS, OPT_ERROR_KINDS, OPT_ERROR_EXITCODE };
+
+/* The heap checking options, as memcheck spells them. */
+static void parse_leak_option(int c, const char *arg, run_opts *o)
+{
+	uint64_t v;
+	switch (c) {
+	case OPT_LEAK_CHECK:
+		if (strcmp(arg, "full") && strcmp(arg, "summary") && strcmp(arg, "no"))
+			die_usage("run", "invalid --leak-check '%s': expected full, summary or no", arg);
+		o->leak_check = arg;
+		break;
+	case OPT_SHOW_KINDS:
+	case OPT_ERROR_KINDS:
+		if (!leak_parse_kinds(arg, c == OPT_SHOW_KINDS ? &o->leaks.show : &o->leaks.errors_for))
+			die_usage("run", "invalid leak kinds '%s': expected a list of definite, indirect, "
+				  "possible, reachable, or all or none", arg);
+		break;
+	case OPT_ERROR_EXITCODE:
+		if (!cli_parse_u64(arg, 10, &v) || v > 255)
+			die_usage("run", "invalid --error-exitcode '%s': expected 0 to 255", arg);
+		o->error_exitcode = (int)v;
+		break;
+	}
+}
 
 static int parse_signal(const char *s)
 {
@@ -85,6 +126,10 @@ static int parse_options(int argc, char **argv, run_opts *o)
 		{"toggle-signal", required_argument, NULL, OPT_TOGGLE},
 		{"no-timestamps", no_argument, NULL, OPT_NO_TS},
 		{"unwinder", required_argument, NULL, OPT_UNWINDER},
+		{"leak-check", required_argument, NULL, OPT_LEAK_CHECK},
+		{"show-leak-kinds", required_argument, NULL, OPT_SHOW_KINDS},
+		{"errors-for-leak-kinds", required_argument, NULL, OPT_ERROR_KINDS},
+		{"error-exitcode", required_argument, NULL, OPT_ERROR_EXITCODE},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -117,6 +162,10 @@ static int parse_options(int argc, char **argv, run_opts *o)
 				die_usage("run", "invalid unwinder '%s': expected cached, libunwind or check", optarg);
 			break;
 		case 'q': cli_quiet = true; break;
+		case OPT_LEAK_CHECK:
+		case OPT_SHOW_KINDS:
+		case OPT_ERROR_KINDS:
+		case OPT_ERROR_EXITCODE: parse_leak_option(c, optarg, o); break;
 		case 'h': fputs(usage_text, stdout); exit(RT_EXIT_OK);
 		default: cli_bad_option("run", c, argv);
 		}
@@ -178,6 +227,7 @@ static void set_env(const run_opts *o, const char *preload, const char *manifest
 	setenv("RTRACE_FLAGS", buf, 1);
 	snprintf(buf, sizeof buf, "%d", o->toggle_signal);
 	setenv("RTRACE_TOGGLE_SIGNAL", buf, 1);
+	setenv("RTRACE_LEAK_CHECK", o->leak_check, 1);
 }
 
 static volatile pid_t child_pid;
@@ -228,30 +278,18 @@ static void count_call(void *ctx, rt_trace *t, const rt_call *c)
 	rt_leaks_feed(h->leaks, t, c);
 }
 
-/* 1234567 -> "1,234,567", as memcheck prints its figures. */
-static const char *grouped(uint64_t v, char *buf)
-{
-	char tmp[32];
-	int n = snprintf(tmp, sizeof tmp, "%" PRIu64, v), j = 0;
-	for (int i = 0; i < n; i++) {
-		if (i && (n - i) % 3 == 0)
-			buf[j++] = ',';
-		buf[j++] = tmp[i];
-	}
-	buf[j] = '\0';
-	return buf;
-}
 
-/* memcheck's HEAP SUMMARY for one trace: what was still allocated at exit
- * and the totals of the run. */
-static void heap_summary(const char *path, int pid)
+/* memcheck's report for one trace: heap errors, HEAP SUMMARY (what was
+ * still allocated at exit and the totals of the run), loss records, LEAK
+ * SUMMARY and ERROR SUMMARY. Returns the number of errors. */
+static uint64_t heap_summary(const char *path, int pid, const run_opts *o)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return;
+		return 0;
 	rt_trace *t = rt_trace_new();
 	heap_totals h = {rt_leaks_new(), 0, 0, 0};
-	rt_read_opts ro = {1, count_call, NULL, &h};
+	rt_read_opts ro = {12, count_call, NULL, &h}; /* memcheck's 12 callers */
 	rt_diag err;
 	int rc = rt_bin_read_fd(t, fd, path, &ro, NULL, &err);
 	close(fd);
@@ -265,10 +303,15 @@ static void heap_summary(const char *path, int pid)
 		}
 	}
 	char a[32], b[32], c[32];
+	leak_counts n = {0, 0};
+	leak_report_errors(t, &n);
 	info("HEAP SUMMARY (pid %d):", pid);
-	info("    in use at exit: %s bytes in %s blocks", grouped(live_bytes, a), grouped(live, b));
-	info("  total heap usage: %s allocs, %s frees, %s bytes allocated", grouped(h.allocs, a),
-	     grouped(h.frees, b), grouped(h.bytes, c));
+	info("    in use at exit: %s bytes in %s blocks", cli_grouped(live_bytes, a), cli_grouped(live, b));
+	info("  total heap usage: %s allocs, %s frees, %s bytes allocated", cli_grouped(h.allocs, a),
+	     cli_grouped(h.frees, b), cli_grouped(h.bytes, c));
+	info("%s", "");
+	leak_report_leaks(t, &o->leaks, &n);
+	leak_report_end(&n);
 	if (rc) {
 		char msg[1024];
 		rt_diag_format(&err, msg, sizeof msg);
@@ -276,14 +319,17 @@ static void heap_summary(const char *path, int pid)
 	}
 	rt_leaks_free(h.leaks);
 	rt_trace_free(t);
+	return n.errors;
 }
 
-/* Prints the traces the run produced (each process announces its file). */
-static void report_traces(const char *manifest)
+/* Prints the traces the run produced (each process announces its file);
+ * returns the errors found in the program's own process. */
+static uint64_t report_traces(const char *manifest, const run_opts *o)
 {
 	FILE *fp = fopen(manifest, "r");
+	uint64_t errors = 0;
 	if (!fp)
-		return;
+		return 0;
 	char line[PATH_MAX + 32];
 	int n = 0;
 	while (fgets(line, sizeof line, fp)) {
@@ -295,17 +341,22 @@ static void report_traces(const char *manifest)
 		if (!strcmp(path + 1, "!")) /* the tracer said why on stderr */
 			continue;
 		info("trace written to %s", path + 1);
-		if (!cli_quiet)
-			heap_summary(path + 1, atoi(line));
+		if (!cli_quiet || o->error_exitcode) {
+			uint64_t e = heap_summary(path + 1, atoi(line), o);
+			if (atoi(line) == child_pid)
+				errors += e;
+		}
 	}
 	fclose(fp);
 	if (!n)
 		warning("no trace was written: the tracer was not loaded (statically linked program?)");
+	return errors;
 }
 
 int cmd_run(int argc, char **argv)
 {
-	run_opts o = {.dir = "."};
+	run_opts o = {.dir = ".", .leak_check = "full",
+		      .leaks = {LEAK_KINDS_DEFAULT, LEAK_KINDS_DEFAULT}};
 	int first = parse_options(argc, argv, &o);
 	char preload_buf[PATH_MAX];
 	const char *preload = find_preload(preload_buf, sizeof preload_buf);
@@ -342,8 +393,8 @@ int cmd_run(int argc, char **argv)
 	int rc = wait_child(pid);
 	if (got == (ssize_t)sizeof err)
 		error("cannot run '%s': %s", argv[first], strerror(err));
-	else
-		report_traces(manifest);
+	else if (report_traces(manifest, &o) && o.error_exitcode)
+		rc = o.error_exitcode;
 	unlink(manifest);
 	return rc;
 }

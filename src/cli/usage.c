@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,4 +84,19 @@ void cli_bad_option(const char *cmd, int c, char **argv)
 	if (optopt)
 		die_usage(cmd, "unknown option '-%c'", optopt);
 	die_usage(cmd, "unknown option '%s'", argv[optind - 1]);
+}
+
+/* Digits in groups of three, as memcheck prints counts ("1,234,567"); buf
+ * holds at least 27 bytes. */
+const char *cli_grouped(uint64_t v, char *buf)
+{
+	char tmp[32];
+	int n = snprintf(tmp, sizeof tmp, "%" PRIu64, v), j = 0;
+	for (int i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[j++] = ',';
+		buf[j++] = tmp[i];
+	}
+	buf[j] = '\0';
+	return buf;
 }

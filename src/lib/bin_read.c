@@ -122,6 +122,9 @@ typedef struct rd {
 	idmap fns, bts, ctxs;
 	uint8_t res[RT_MAX_RESOURCES + 1]; /* resource id -> res_type */
 	modset mods;
+	uint64_t gen, gen_since; /* MAPS records seen; first call index of the last */
+	uint64_t *mod_gen;       /* mmap index -> last generation listing it */
+	size_t nmod_gen, cmod_gen;
 	bool have_process, timestamps;
 	uint64_t start_sec, start_nsec;
 	bool tm_ok; /* tm_us is the local time of day of second tm_sec */
@@ -131,11 +134,17 @@ typedef struct rd {
 	char *tmp[2];
 	size_t ctmp[2];
 	rt_read_stats stats;
+	/* heap checking records: function and backtrace ids, resolved once
+	 * every thread's definitions are read (rec_leak, rec_heaperr) */
+	uint64_t (*leak_ids)[2], (*err_ids)[6];
+	size_t nleak_ids, cleak_ids, nerr_ids, cerr_ids, leak_base, err_base;
+	bool have_leaksum;
 } rd;
 
 static const char *const rec_names[] = {
 	"", "PROCESS", "MODULE", "MAPS", "RESOURCE", "FUNCTION",
 	"CONTEXT", "BT", "CALL", "END", "MESSAGE",
+	"LEAK", "LEAKSUM", "HEAPERR",
 };
 
 /* --- small helpers --- */
@@ -299,17 +308,36 @@ static void mod_grow(rd *r)
 
 /* Later MAPS generations list the modules that stayed as well: only new
  * mappings are added, and those of a dlclose'd module stay, since the
- * calls made before the dlclose still point into it. */
-static void add_module(rd *r, const char *path, uint64_t from, uint64_t to)
+ * calls made before the dlclose still point into it. Each mapping keeps
+ * the call indices it was mapped for, so that a module loaded later at the
+ * same addresses is told apart. */
+static void add_module(rd *r, const char *path, uint64_t from, uint64_t to, uint64_t offset)
 {
 	if ((r->mods.n + 1) * 2 > r->mods.cap)
 		mod_grow(r);
 	uint32_t *slot = mod_slot(r, path, from, to);
-	if (*slot)
-		return;
-	rt_trace_add_mmap(r->t, path, from, to);
-	*slot = (uint32_t)rt_trace_mmap_count(r->t);
-	r->mods.n++;
+	if (!*slot) {
+		rt_mmap m = {path, from, to, offset, r->gen_since, UINT64_MAX};
+		*slot = (uint32_t)rt_trace_add_mmap_full(r->t, &m) + 1;
+		r->mods.n++;
+	} else if (rt_trace_mmap_at(r->t, *slot - 1)->until != UINT64_MAX) {
+		rt_trace_set_mmap_until(r->t, *slot - 1, UINT64_MAX); /* mapped again */
+	}
+	rt_grow((void **)&r->mod_gen, &r->cmod_gen, *slot, sizeof *r->mod_gen);
+	for (; r->nmod_gen < *slot; r->nmod_gen++)
+		r->mod_gen[r->nmod_gen] = 0;
+	r->mod_gen[*slot - 1] = r->gen;
+}
+
+/* The mappings that the last MAPS generation no longer lists were
+ * unmapped when it began. */
+static void close_generation(rd *r)
+{
+	size_t n = rt_trace_mmap_count(r->t);
+	for (size_t i = 0; i < n && i < r->nmod_gen; i++)
+		if (r->mod_gen[i] && r->mod_gen[i] != r->gen &&
+		    rt_trace_mmap_at(r->t, i)->until == UINT64_MAX)
+			rt_trace_set_mmap_until(r->t, i, r->gen_since);
 }
 
 /* --- fields of the record being read --- */
@@ -423,16 +451,23 @@ static bool rec_module(rd *r, stream *s)
 	if (!get_v(r, s, &start) || !get_v(r, s, &end) || !get_v(r, s, &offset) ||
 	    !get_s(r, s, &path))
 		return false;
-	add_module(r, text(r, 0, path), start, end);
+	add_module(r, text(r, 0, path), start, end, offset);
 	return true;
 }
 
 /* MAPS: the MODULE records that follow are the whole list again; see
- * add_module for why the model keeps the older ones. */
+ * add_module for why the model keeps the older ones. They hold from the
+ * thread's next call on. */
 static bool rec_maps(rd *r, stream *s)
 {
 	uint64_t generation;
-	return get_v(r, s, &generation);
+	if (!get_v(r, s, &generation))
+		return false;
+	if (r->gen)
+		close_generation(r);
+	r->gen++;
+	r->gen_since = s->last_index ? s->last_index + 1 : 0;
+	return true;
 }
 
 static bool rec_resource(rd *r, stream *s)
@@ -562,11 +597,100 @@ static bool rec_message(rd *r, stream *s)
 	return true;
 }
 
+/* LEAK: the leak check's verdict on one block (format 1.1). */
+static bool rec_leak(rd *r, stream *s)
+{
+	rt_leak l = {0};
+	uint64_t fn, bt;
+	if (!get_v(r, s, &l.index) || !get_v(r, s, &l.addr) || !get_v(r, s, &l.size) ||
+	    !get_u8(r, s, &l.kind) || !get_u8(r, s, &l.heuristic) || !get_v(r, s, &fn) ||
+	    !get_v(r, s, &bt) || !get_v(r, s, &l.indirect))
+		return false;
+	if (l.kind < 1 || l.kind > RT_LEAK_KINDS || l.heuristic > RT_LEAK_HEURISTICS)
+		return bad(r, off_of(r, s->rec), "expected leak kind 1 to %d and heuristic 0 to %d in the LEAK record, found %u and %u",
+			   RT_LEAK_KINDS, RT_LEAK_HEURISTICS, l.kind, l.heuristic);
+	l.fn = l.bt = RT_NONE;
+	rt_trace_add_leak(r->t, &l);
+	uint64_t ids[2] = {fn, bt};
+	rt_grow((void **)&r->leak_ids, &r->cleak_ids, r->nleak_ids + 1, sizeof *r->leak_ids);
+	memcpy(r->leak_ids[r->nleak_ids++], ids, sizeof ids);
+	return true;
+}
+
+/* LEAKSUM: the leak check's totals; one per trace. */
+static bool rec_leaksum(rd *r, stream *s)
+{
+	rt_leak_summary m = {0};
+	bool ok = get_u8(r, s, &m.mode);
+	for (int k = 1; ok && k <= RT_LEAK_KINDS; k++)
+		ok = get_v(r, s, &m.bytes[k]) && get_v(r, s, &m.blocks[k]);
+	for (int h = 1; ok && h <= RT_LEAK_HEURISTICS; h++)
+		ok = get_v(r, s, &m.heur_bytes[h]) && get_v(r, s, &m.heur_blocks[h]);
+	if (!ok || !get_v(r, s, &m.checked) || !get_v(r, s, &m.us))
+		return false;
+	if (m.mode != RT_LEAK_CHECK_SUMMARY && m.mode != RT_LEAK_CHECK_FULL)
+		return bad(r, off_of(r, s->rec), "expected mode 1 (summary) or 2 (full) in the LEAKSUM record, found %u", m.mode);
+	if (r->have_leaksum)
+		return bad(r, off_of(r, s->rec), "expected one LEAKSUM record in the trace, found a second one");
+	r->have_leaksum = true;
+	rt_trace_set_leak_summary(r->t, &m);
+	return true;
+}
+
+/* HEAPERR: an invalid or mismatched release (format 1.1). */
+static bool rec_heaperr(rd *r, stream *s)
+{
+	rt_heap_error e = {0};
+	uint64_t id[6]; /* fn, bt, alloc fn, alloc bt, free fn, free bt */
+	if (!get_u8(r, s, &e.kind) || !get_v(r, s, &e.index) || !get_v(r, s, &id[0]) ||
+	    !get_v(r, s, &e.addr) || !get_v(r, s, &id[1]) || !get_u8(r, s, &e.block) ||
+	    !get_v(r, s, &e.block_addr) || !get_v(r, s, &e.block_size) || !get_v(r, s, &id[2]) ||
+	    !get_v(r, s, &id[3]) || !get_v(r, s, &id[4]) || !get_v(r, s, &id[5]))
+		return false;
+	if (e.kind < RT_ERR_INVALID_FREE || e.kind > RT_ERR_MISMATCHED_FREE || e.block > RT_BLOCK_FREED)
+		return bad(r, off_of(r, s->rec), "expected error kind 1 or 2 and block state 0 to 2 in the HEAPERR record, found %u and %u",
+			   e.kind, e.block);
+	e.fn = e.bt = e.alloc_fn = e.alloc_bt = e.free_fn = e.free_bt = RT_NONE;
+	rt_trace_add_heap_error(r->t, &e);
+	rt_grow((void **)&r->err_ids, &r->cerr_ids, r->nerr_ids + 1, sizeof *r->err_ids);
+	memcpy(r->err_ids[r->nerr_ids++], id, sizeof id);
+	return true;
+}
+
+/* Ids in heap checking records name definitions any thread may have
+ * written: they are looked up once the merge read everything. Unknown
+ * ones (a trace cut short) stay RT_NONE. */
+static uint32_t id_or_none(const idmap *m, uint64_t id)
+{
+	const uint32_t *v = id ? idmap_get(m, id) : NULL;
+	return v ? *v : RT_NONE;
+}
+
+static void resolve_heapcheck(rd *r)
+{
+	rt_leak *l = r->nleak_ids ? rt_trace_leaks(r->t) + r->leak_base : NULL;
+	for (size_t i = 0; i < r->nleak_ids; i++) {
+		l[i].fn = id_or_none(&r->fns, r->leak_ids[i][0]);
+		l[i].bt = id_or_none(&r->bts, r->leak_ids[i][1]);
+	}
+	rt_heap_error *e = r->nerr_ids ? rt_trace_heap_errors(r->t) + r->err_base : NULL;
+	for (size_t i = 0; i < r->nerr_ids; i++) {
+		const uint64_t *id = r->err_ids[i];
+		e[i].fn = id_or_none(&r->fns, id[0]);
+		e[i].bt = id_or_none(&r->bts, id[1]);
+		e[i].alloc_fn = id_or_none(&r->fns, id[2]);
+		e[i].alloc_bt = id_or_none(&r->bts, id[3]);
+		e[i].free_fn = id_or_none(&r->fns, id[4]);
+		e[i].free_bt = id_or_none(&r->bts, id[5]);
+	}
+}
+
 typedef bool (*rec_fn)(rd *r, stream *s);
 
 static const rec_fn handlers[] = {
 	NULL, rec_process, rec_module, rec_maps, rec_resource, rec_function,
 	rec_context, rec_bt, rec_call, rec_end, rec_message,
+	rec_leak, rec_leaksum, rec_heaperr,
 };
 #define NTYPES (sizeof handlers / sizeof *handlers)
 
@@ -1007,9 +1131,12 @@ static void rd_free(rd *r)
 	free(r->bts.slots);
 	free(r->ctxs.slots);
 	free(r->mods.slots);
+	free(r->mod_gen);
 	free(r->frames);
 	free(r->tmp[0]);
 	free(r->tmp[1]);
+	free(r->leak_ids);
+	free(r->err_ids);
 }
 
 bool rt_bin_is_binary(const void *head, size_t len)
@@ -1036,7 +1163,12 @@ int rt_bin_read_mem(rt_trace *t, const void *buf, size_t len, const char *name,
 	} else {
 		set_file_fields(&r);
 		index_chunks(&r);
+		r.leak_base = rt_trace_leak_count(t);
+		r.err_base = rt_trace_heap_error_count(t);
 		rc = merge(&r, err);
+		resolve_heapcheck(&r);
+		if (r.gen)
+			close_generation(&r);
 	}
 	r.stats.bytes = len;
 	if (stats)

@@ -3,6 +3,7 @@
  * then the calls with permanent comments interleaved by call index. */
 #define _GNU_SOURCE /* qsort_r */
 #include "rtrace/text.h"
+#include "heapcheck_int.h"
 #include "out.h"
 #include "util.h"
 
@@ -358,6 +359,7 @@ static void write_all(const rt_trace *t, const rt_write_opts *o, rt_out *out)
 	else
 		write_plain(&w);
 	write_comments_before(&w, UINT64_MAX);
+	rt_hc_write_text(t, out); /* leak check verdicts, heap errors */
 	if (o->leak_summary)
 		write_leak_summary(&w);
 }

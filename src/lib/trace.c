@@ -61,6 +61,8 @@ struct rt_trace {
 	rt_call *calls;
 	size_t ncalls, ccalls, ndead;
 	int ts_digits;
+	struct rt_finfo_tab *finfo; /* resolved frames' details, frame_info.c */
+	struct rt_hc *hc;           /* heap checking results, heapcheck.c */
 };
 
 rt_trace *rt_trace_new(void)
@@ -91,6 +93,8 @@ void rt_trace_free(rt_trace *t)
 	free(t->bts);
 	free(t->bt_slots);
 	free(t->calls);
+	rt_finfo_free(t->finfo);
+	rt_hc_free(t->hc);
 	rt_strtab_free(&t->strs);
 	rt_strtab_free(&t->header_keys);
 	rt_arena_free(&t->arena);
@@ -159,8 +163,22 @@ unsigned rt_trace_filter_bits(const rt_trace *t)
 
 void rt_trace_add_mmap(rt_trace *t, const char *module, uint64_t from, uint64_t to)
 {
-	rt_mmap m = {dup0(t, module), from, to};
-	RT_PUSH(t->mmaps, t->nmmaps, t->cmmaps, m);
+	rt_mmap m = {module, from, to, RT_OFFSET_UNKNOWN, 0, UINT64_MAX};
+	rt_trace_add_mmap_full(t, &m);
+}
+
+size_t rt_trace_add_mmap_full(rt_trace *t, const rt_mmap *m)
+{
+	rt_mmap c = *m;
+	c.module = dup0(t, m->module);
+	RT_PUSH(t->mmaps, t->nmmaps, t->cmmaps, c);
+	return t->nmmaps - 1;
+}
+
+void rt_trace_set_mmap_until(rt_trace *t, size_t i, uint64_t until)
+{
+	if (i < t->nmmaps)
+		t->mmaps[i].until = until;
 }
 
 size_t rt_trace_mmap_count(const rt_trace *t) { return t->nmmaps; }
@@ -438,6 +456,16 @@ void rt_trace_sort_calls(rt_trace *t)
 			return;
 		}
 	}
+}
+
+struct rt_hc **rt_trace_hc_slot(const rt_trace *t)
+{
+	return &((rt_trace *)t)->hc;
+}
+
+struct rt_finfo_tab **rt_trace_finfo_slot(const rt_trace *t)
+{
+	return &((rt_trace *)t)->finfo;
 }
 
 void rt_trace_set_ts_digits(rt_trace *t, int digits) { t->ts_digits = digits; }

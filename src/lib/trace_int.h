@@ -11,4 +11,14 @@ void rt_trace_prefetch_bt(const rt_trace *t, uint32_t hash);
 uint32_t rt_trace_intern_bt_hashed(rt_trace *t, const rt_frame *frames, uint32_t n,
 				   uint32_t hash);
 
+/* Resolved frames' details (frame_info.c), owned by the trace. */
+struct rt_finfo_tab;
+struct rt_finfo_tab **rt_trace_finfo_slot(const rt_trace *t);
+void rt_finfo_free(struct rt_finfo_tab *tab);
+
+/* Heap checking results (heapcheck.c), owned by the trace. */
+struct rt_hc;
+struct rt_hc **rt_trace_hc_slot(const rt_trace *t);
+void rt_hc_free(struct rt_hc *hc);
+
 #endif

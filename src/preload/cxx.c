@@ -3,7 +3,7 @@
  * first use, so new_handler and std::bad_alloc behave as without rtrace;
  * each is recorded under its own name so mismatched pairs are visible. */
 #define _GNU_SOURCE
-#include "preload.h"
+#include "heap.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -17,27 +17,23 @@ static void *next_sym(const char *name)
 	return p;
 }
 
-#define RECORD(kind, fn, ptr, size, bt)                                        \
-	do {                                                                   \
-		if (RT_LIKELY(rt_active) && !rt_t.busy) {                      \
-			int err_ = errno;                                      \
-			rt_t.busy = 1;                                         \
-			rt_record_call(rt_next_index(), kind, fn, (uint64_t)(uintptr_t)(ptr), size, bt); \
-			rt_t.busy = 0;                                         \
-			errno = err_;                                          \
-		}                                                              \
-	} while (0)
-
 /* libstdc++'s operators call malloc and free: those inner calls are not
  * the program's. The flag is restored by a cleanup, which also runs when
- * operator new throws (this file is built with -fexceptions). */
+ * operator new throws (this file is built with -fexceptions); so is the
+ * safe-point depth (heap.h). */
 static void restore_busy(int *saved) { rt_t.busy = *saved; }
+static void leave_heap(int *unused)
+{
+	(void)unused;
+	rt_heap_leave();
+}
 #define INNER_CALL(expr)                                                       \
 	do {                                                                   \
 		int saved_ __attribute__((cleanup(restore_busy))) = rt_t.busy; \
 		rt_t.busy = 1;                                                 \
 		expr;                                                          \
 	} while (0)
+#define HEAP_SCOPE() int scope_ __attribute__((cleanup(leave_heap))) = (rt_heap_enter(), 0)
 
 #define NEW(sym, FN, params, args)                                             \
 	RT_EXPORT void *sym params                                             \
@@ -45,10 +41,11 @@ static void restore_busy(int *saved) { rt_t.busy = *saved; }
 		static void *(*next) params;                                   \
 		if (RT_UNLIKELY(!next))                                        \
 			next = (void *(*)params)next_sym(#sym);                \
+		HEAP_SCOPE();                                                  \
 		void *p;                                                       \
 		INNER_CALL(p = next args);                                     \
 		if (p)                                                         \
-			RECORD(KIND_ALLOC, FN, p, n, true);                    \
+			rt_heap_alloc(FN, p, n);                               \
 		return p;                                                      \
 	}
 
@@ -58,7 +55,9 @@ static void restore_busy(int *saved) { rt_t.busy = *saved; }
 		static void (*next) params;                                    \
 		if (!p)                                                        \
 			return;                                                \
-		RECORD(KIND_FREE, FN, p, 0, rt_opt.trace_frees);               \
+		HEAP_SCOPE();                                                  \
+		if (!rt_heap_release(FN, p))                                   \
+			return; /* reported and dropped (heap.h) */            \
 		if (RT_UNLIKELY(!next))                                        \
 			next = (void (*)params)next_sym(#sym);                 \
 		INNER_CALL(next args);                                         \

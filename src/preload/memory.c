@@ -2,9 +2,10 @@
  * interposer calls the real function and records the result. Releases are
  * recorded before the memory goes back to the allocator and allocations
  * after it came out, so call indices order a reused block correctly across
- * threads. errno is what the real function left. */
+ * threads; the live-block table (heap.c) follows the same order. errno is
+ * what the real function left. */
 #define _GNU_SOURCE
-#include "preload.h"
+#include "heap.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -67,32 +68,8 @@ void rt_memory_init(void)
 	real.free = (free_fn)dlsym(RTLD_NEXT, "free");
 }
 
-/* Tracing applies to calls of the program, not to the tracer's own. */
-#define TRACED() (RT_LIKELY(rt_active) && !rt_t.busy)
-
-static inline void record_alloc(int fn, void *p, size_t size)
-{
-	int err = errno;
-	rt_t.busy = 1;
-	rt_record_call(rt_next_index(), KIND_ALLOC, fn, (uint64_t)(uintptr_t)p, size, true);
-	rt_t.busy = 0;
-	errno = err;
-}
-
-/* index: taken before the block went back to the allocator */
-static inline void record_free_at(uint64_t index, int fn, void *p)
-{
-	int err = errno;
-	rt_t.busy = 1;
-	rt_record_call(index, KIND_FREE, fn, (uint64_t)(uintptr_t)p, 0, rt_opt.trace_frees);
-	rt_t.busy = 0;
-	errno = err;
-}
-
-static inline void record_free(int fn, void *p)
-{
-	record_free_at(rt_next_index(), fn, p);
-}
+/* Every interposer runs between rt_heap_enter and rt_heap_leave, so that
+ * the exit scan never stops a thread inside the real allocator. */
 
 RT_EXPORT void *malloc(size_t n)
 {
@@ -101,9 +78,11 @@ RT_EXPORT void *malloc(size_t n)
 		if (!real.malloc)
 			return boot_alloc(n);
 	}
+	rt_heap_enter();
 	void *p = real.malloc(n);
-	if (p && TRACED())
-		record_alloc(FN_MALLOC, p, n);
+	if (p)
+		rt_heap_alloc(FN_MALLOC, p, n);
+	rt_heap_leave();
 	return p;
 }
 
@@ -114,9 +93,11 @@ RT_EXPORT void *calloc(size_t n, size_t size)
 		if (!real.calloc)
 			return boot_alloc(n * size); /* zeroed: static storage */
 	}
+	rt_heap_enter();
 	void *p = real.calloc(n, size);
-	if (p && TRACED())
-		record_alloc(FN_CALLOC, p, n * size);
+	if (p)
+		rt_heap_alloc(FN_CALLOC, p, (uint64_t)n * size);
+	rt_heap_leave();
 	return p;
 }
 
@@ -124,37 +105,94 @@ RT_EXPORT void free(void *p)
 {
 	if (!p || RT_UNLIKELY(is_boot(p)))
 		return;
-	if (TRACED())
-		record_free(FN_FREE, p);
-	if (RT_UNLIKELY(!real.free))
-		rt_memory_init();
-	real.free(p);
+	rt_heap_enter();
+	if (rt_heap_release(FN_FREE, p)) {
+		if (RT_UNLIKELY(!real.free))
+			rt_memory_init();
+		real.free(p);
+	}
+	rt_heap_leave();
+}
+
+static void *realloc_boot(void *old, size_t size)
+{
+	void *p = malloc(size);
+	size_t room = sizeof boot_buf - (size_t)((const uint8_t *)old - boot_buf);
+	if (p)
+		memcpy(p, old, size < room ? size : room);
+	return p;
+}
+
+/* The release half of a realloc, before the allocator sees the pointer:
+ * the old block leaves the table (and goes back if the realloc fails). */
+static inline __attribute__((always_inline)) int realloc_check(int fn, void *old, uint64_t *indexp,
+							       uint64_t *bt, rt_heap_blk *blk)
+{
+	uint64_t index = *indexp;
+	int rc = rt_heap_remove((uintptr_t)old, fn, 0, false, blk);
+	if (rc == HEAP_INVALID && rt_heap_quiet)
+		index = 0; /* glibc's own memory at exit: not reported */
+	if (index && rc == HEAP_INVALID)
+		rt_heap_describe((uintptr_t)old, blk);
+	if (index && (rc != HEAP_OK || rt_opt.trace_frees))
+		*bt = rt_heap_bt();
+	if (index && rc != HEAP_OK)
+		rt_heap_error(rc, index, fn, (uintptr_t)old, *bt, blk);
+	*indexp = index;
+	return rc;
 }
 
 /* realloc is a release of the old block and an allocation of the new one
- * (sp-rtrace recorded it so); a failed realloc releases nothing. */
-static void *do_realloc(int fn, void *old, size_t n, void *(*call)(void *, size_t, size_t),
-			size_t m)
+ * (sp-rtrace recorded it so); a failed realloc releases nothing. The
+ * release's index is taken before the allocator may reuse the block, but
+ * recorded only if the release happened. */
+static inline __attribute__((always_inline)) void *
+do_realloc(int fn, void *old, size_t n, void *(*call)(void *, size_t, size_t), size_t m)
 {
-	if (RT_UNLIKELY(is_boot(old))) {
-		size_t size = n * m;
-		void *p = malloc(size);
-		size_t room = sizeof boot_buf - (size_t)((const uint8_t *)old - boot_buf);
-		if (p)
-			memcpy(p, old, size < room ? size : room);
+	if (RT_UNLIKELY(is_boot(old)))
+		return realloc_boot(old, n * m);
+	size_t size = n * m; /* overflow was checked by the caller */
+	if (!old || rt_t.busy) {
+		rt_heap_blk blk;
+		rt_heap_enter();
+		int rc = old ? rt_heap_remove((uintptr_t)old, fn, 0, false, &blk) : HEAP_INVALID;
+		void *p = call(old, n, m);
+		if (!p && size != 0 && rc != HEAP_INVALID) /* failed: the old block stays */
+			rt_heap_insert(blk.addr, blk.size, blk.alloc_fn, blk.alloc_bt, blk.index);
+		if (p && size != 0)
+			rt_heap_alloc(fn, p, size);
+		rt_heap_leave();
 		return p;
 	}
-	bool traced = TRACED();
-	size_t size = n * m; /* overflow was checked by the caller */
-	/* the release's index must precede the allocator's reuse of the block,
-	 * but it is recorded only if the release happened: a failed realloc
-	 * leaves the old block allocated */
-	uint64_t index = traced && old ? rt_next_index() : 0;
+	rt_heap_enter();
+	int err = errno;
+	rt_t.busy = 1;
+	uint64_t index = rt_active ? rt_next_index() : 0, bt = 0;
+	rt_heap_blk blk;
+	int rc = realloc_check(fn, old, &index, &bt, &blk);
+	rt_t.busy = 0;
+	if (rc == HEAP_INVALID && index && !rt_heap_quiet) {
+		rt_heap_leave(); /* reported and dropped, as memcheck does */
+		errno = ENOMEM;
+		return NULL;
+	}
+	errno = err;
 	void *p = call(old, n, m);
-	if (index && (p || size == 0))
-		record_free_at(index, fn, old);
-	if (traced && p && size != 0)
-		record_alloc(fn, p, size);
+	err = errno;
+	rt_t.busy = 1;
+	if (p || size == 0) {
+		if (index)
+			rt_record_call_bt(index, KIND_FREE, fn, (uint64_t)(uintptr_t)old, 0, bt);
+		if (rc != HEAP_INVALID && p != old)
+			rt_heap_note_freed(&blk, fn, bt);
+	} else if (rc != HEAP_INVALID) {
+		rt_heap_insert(blk.addr, blk.size, blk.alloc_fn, blk.alloc_bt, blk.index);
+	}
+	rt_t.busy = 0;
+	if (p && size != 0)
+		rt_heap_alloc(fn, p, size);
+	errno = err;
+	rt_heap_leave();
 	return p;
 }
 
@@ -191,9 +229,11 @@ RT_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
 	if (RT_UNLIKELY(!real.posix_memalign))
 		rt_memory_init();
+	rt_heap_enter();
 	int rc = real.posix_memalign(out, align, n);
-	if (rc == 0 && TRACED())
-		record_alloc(FN_POSIX_MEMALIGN, *out, n);
+	if (rc == 0)
+		rt_heap_alloc(FN_POSIX_MEMALIGN, *out, n);
+	rt_heap_leave();
 	return rc;
 }
 
@@ -202,9 +242,11 @@ RT_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 	{                                                                      \
 		if (RT_UNLIKELY(!real.name))                                   \
 			rt_memory_init();                                      \
+		rt_heap_enter();                                               \
 		void *p = real.name(align, n);                                 \
-		if (p && TRACED())                                             \
-			record_alloc(FN, p, n);                                \
+		if (p)                                                         \
+			rt_heap_alloc(FN, p, n);                               \
+		rt_heap_leave();                                               \
 		return p;                                                      \
 	}
 ALIGNED(memalign, FN_MEMALIGN)
@@ -215,9 +257,11 @@ ALIGNED(aligned_alloc, FN_ALIGNED_ALLOC)
 	{                                                                      \
 		if (RT_UNLIKELY(!real.name))                                   \
 			rt_memory_init();                                      \
+		rt_heap_enter();                                               \
 		void *p = real.name(n);                                        \
-		if (p && TRACED())                                             \
-			record_alloc(FN, p, n);                                \
+		if (p)                                                         \
+			rt_heap_alloc(FN, p, n);                               \
+		rt_heap_leave();                                               \
 		return p;                                                      \
 	}
 PAGED(valloc, FN_VALLOC)

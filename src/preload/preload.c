@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "preload.h"
 #include "cfi.h"
+#include "heap.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -50,6 +51,10 @@ static void read_options(void)
 	}
 	if ((v = getenv("RTRACE_TOGGLE_SIGNAL")))
 		rt_opt.toggle_signal = atoi(v);
+	v = getenv("RTRACE_LEAK_CHECK");
+	rt_leak_init(!v || !strcmp(v, "full") ? LEAK_CHECK_FULL
+		     : !strcmp(v, "summary")   ? LEAK_CHECK_SUMMARY
+						 : LEAK_CHECK_NO);
 }
 
 /* Children started with exec are not traced unless asked: give the
@@ -59,7 +64,7 @@ static void restore_preload_env(void)
 {
 	static const char *const ours[] = {
 		"RTRACE_USER_LD_PRELOAD", "RTRACE_DIR", "RTRACE_MANIFEST", "RTRACE_DEPTH",
-		"RTRACE_FLAGS", "RTRACE_TOGGLE_SIGNAL",
+		"RTRACE_FLAGS", "RTRACE_TOGGLE_SIGNAL", "RTRACE_LEAK_CHECK",
 	};
 	if (rt_opt.follow)
 		return;
@@ -99,16 +104,20 @@ static void atfork_prepare(void)
 {
 	rt_cfi_atfork_prepare();
 	rt_writer_lock();
+	rt_heap_atfork_prepare();
 }
 
 static void atfork_parent(void)
 {
+	rt_heap_atfork_parent();
 	rt_writer_unlock();
 	rt_cfi_atfork_parent();
 }
 
 static void atfork_child(void)
 {
+	rt_heap_atfork_child();
+	rt_leak_fork_child();
 	rt_cfi_atfork_child();
 	rt_writer_fork_child();
 	rt_t.busy = 1;
@@ -133,7 +142,8 @@ __attribute__((constructor(101))) static void rt_init(void)
 	rt_t.busy = 0;
 }
 
-__attribute__((destructor(101))) static void rt_fini(void)
+/* The end of the trace: the END record and the file's final size. */
+void rt_finish(void)
 {
 	rt_t.busy = 1;
 	if (rt_active)
@@ -143,18 +153,31 @@ __attribute__((destructor(101))) static void rt_fini(void)
 	rt_writer_close();
 }
 
+__attribute__((destructor(101))) static void rt_fini(void)
+{
+	rt_t.busy = 1;
+	/* the leak check runs after every other destructor, then finishes */
+	if (rt_leak_defer()) {
+		rt_t.busy = 0;
+		return;
+	}
+	rt_finish();
+}
+
 /* dlopen and dlclose change the mappings addresses resolve against. */
 RT_EXPORT void *dlopen(const char *file, int mode)
 {
 	static void *(*next)(const char *, int);
 	if (!next)
 		next = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
+	rt_heap_enter(); /* not stopped by the leak check holding ld.so's lock */
 	void *h = next(file, mode);
 	if (h && rt_active && !rt_t.busy) {
 		rt_t.busy = 1;
 		rt_write_maps();
 		rt_t.busy = 0;
 	}
+	rt_heap_leave();
 	return h;
 }
 
@@ -163,13 +186,19 @@ RT_EXPORT int dlclose(void *h)
 	static int (*next)(void *);
 	if (!next)
 		next = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+	rt_heap_enter();
 	int rc = next(h);
-	if (rc == 0)
+	if (rc == 0) {
+		int busy = rt_t.busy;
+		rt_t.busy = 1; /* frees the tracer's own memory: not the program's */
 		rt_cfi_invalidate();
+		rt_t.busy = busy;
+	}
 	if (rc == 0 && rt_active && !rt_t.busy) {
 		rt_t.busy = 1;
 		rt_write_maps();
 		rt_t.busy = 0;
 	}
+	rt_heap_leave();
 	return rc;
 }

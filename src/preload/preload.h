@@ -16,6 +16,7 @@
 enum {
 	REC_PROCESS = 1, REC_MODULE, REC_MAPS, REC_RESOURCE, REC_FUNCTION,
 	REC_CONTEXT, REC_BT, REC_CALL, REC_END, REC_MESSAGE,
+	REC_LEAK, REC_LEAKSUM, REC_HEAPERR, /* heap checking, format 1.1 */
 };
 
 enum { KIND_ALLOC = 1, KIND_FREE = 2 };
@@ -77,6 +78,8 @@ uint8_t *rt_reserve(size_t n);
 void rt_commit(uint8_t *end);
 void rt_write_maps(void);
 void rt_disable(const char *why, int err);
+/* preload.c: ends the trace (END record, final file size) at exit. */
+void rt_finish(void);
 uint64_t rt_now_ns(void);
 const char *rt_trace_path(void);
 
@@ -89,7 +92,11 @@ void rt_unwind_report(void);
 /* record.c */
 /* index: rt_next_index() taken by the caller, before a release hands the
  * block back to the allocator and after an allocation got it from there. */
-void rt_record_call(uint64_t index, int kind, int fn, uint64_t res_id, uint64_t size, bool with_bt);
+/* Returns the backtrace id recorded (0: none). */
+uint64_t rt_record_call(uint64_t index, int kind, int fn, uint64_t res_id, uint64_t size, bool with_bt);
+/* The same with a backtrace the caller took (rt_backtrace, called at the
+ * depth rt_record_call calls it). */
+void rt_record_call_bt(uint64_t index, int kind, int fn, uint64_t res_id, uint64_t size, uint64_t bt);
 uint64_t rt_next_index(void);
 
 /* varint encoding */

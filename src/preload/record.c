@@ -37,10 +37,16 @@ uint64_t rt_next_index(void)
 
 /* The hot path: one CALL record in this thread's chunk. Not inlined: the
  * unwinder skips a fixed number of the tracer's own frames. */
-__attribute__((noinline)) void rt_record_call(uint64_t index, int kind, int fn, uint64_t res_id,
-					      uint64_t size, bool with_bt)
+__attribute__((noinline)) uint64_t rt_record_call(uint64_t index, int kind, int fn, uint64_t res_id,
+						  uint64_t size, bool with_bt)
 {
 	uint64_t bt = with_bt ? rt_backtrace() : 0;
+	rt_record_call_bt(index, kind, fn, res_id, size, bt);
+	return bt;
+}
+
+void rt_record_call_bt(uint64_t index, int kind, int fn, uint64_t res_id, uint64_t size, uint64_t bt)
+{
 	uint8_t *p = rt_reserve(64);
 	if (!p)
 		return;

@@ -293,6 +293,60 @@ static inline size_t enc_message(bfile *bf, bthread *t, const char *text)
 	return enc_put(bf, t, &r);
 }
 
+/* LEAK (format 1.1): the leak check's verdict on one block. */
+static inline size_t enc_leak(bfile *bf, bthread *t, uint64_t index, uint64_t addr, uint64_t size,
+			      uint8_t kind, uint8_t heuristic, uint64_t fn, uint64_t bt,
+			      uint64_t indirect)
+{
+	benc r = {0};
+	be_u8(&r, 11);
+	be_var(&r, index);
+	be_var(&r, addr);
+	be_var(&r, size);
+	be_u8(&r, kind);
+	be_u8(&r, heuristic);
+	be_var(&r, fn);
+	be_var(&r, bt);
+	be_var(&r, indirect);
+	return enc_put(bf, t, &r);
+}
+
+/* LEAKSUM: mode, (bytes, blocks) for the 4 kinds and the 4 heuristics
+ * (v[0..15]), blocks checked, microseconds. */
+static inline size_t enc_leaksum(bfile *bf, bthread *t, uint8_t mode, const uint64_t v[16],
+				 uint64_t checked, uint64_t us)
+{
+	benc r = {0};
+	be_u8(&r, 12);
+	be_u8(&r, mode);
+	for (int i = 0; i < 16; i++)
+		be_var(&r, v[i]);
+	be_var(&r, checked);
+	be_var(&r, us);
+	return enc_put(bf, t, &r);
+}
+
+/* HEAPERR: kind, index, fn, addr, bt, block state, block addr and size,
+ * then the ids of the allocating fn and bt and the freeing fn and bt. */
+static inline size_t enc_heaperr(bfile *bf, bthread *t, uint8_t kind, uint64_t index, uint64_t fn,
+				 uint64_t addr, uint64_t bt, uint8_t block, uint64_t baddr,
+				 uint64_t bsize, const uint64_t ids[4])
+{
+	benc r = {0};
+	be_u8(&r, 13);
+	be_u8(&r, kind);
+	be_var(&r, index);
+	be_var(&r, fn);
+	be_var(&r, addr);
+	be_var(&r, bt);
+	be_u8(&r, block);
+	be_var(&r, baddr);
+	be_var(&r, bsize);
+	for (int i = 0; i < 4; i++)
+		be_var(&r, ids[i]);
+	return enc_put(bf, t, &r);
+}
+
 /* Raw bytes as one "record" (for malformed input). */
 static inline size_t enc_raw(bfile *bf, bthread *t, const void *p, size_t n)
 {

@@ -74,6 +74,29 @@ static void threads(bfile *bf)
 	}
 }
 
+/* The leak check's and heap errors' records (format 1.1), written at the
+ * end by a thread other than the one that defined the stacks. */
+static void heapcheck(bfile *bf)
+{
+	static const uint64_t stack[] = {0x400123, 0x400456};
+	static const uint64_t sums[16] = {100, 1, 49, 1, 0, 0, 24, 1, 24, 1};
+	static const uint64_t ids[4] = {FN_MALLOC, 1, FN_FREE, 0};
+	bf_init(bf, 128, 99);
+	bthread a = bf_thread(1), b = bf_thread(2);
+	preamble(bf, &a, 1);
+	enc_bt(bf, &a, 1, 2, stack);
+	enc_call(bf, &a, 1, 1000, ALLOC, FN_MALLOC, 1, 0x1000, 100, 1, 0);
+	enc_call(bf, &a, 2, 1000, ALLOC, FN_MALLOC, 1, 0x2000, 49, 1, 0);
+	enc_call(bf, &b, 3, 1000, FREE, FN_FREE, 1, 0x3000, 0, 0, 0);
+	enc_heaperr(bf, &b, 1, 3, FN_FREE, 0x3000, 0, 0, 0, 0, ids);
+	enc_leak(bf, &b, 1, 0x1000, 100, 1, 0, FN_MALLOC, 1, 49);
+	enc_leak(bf, &b, 2, 0x2000, 49, 2, 0, FN_MALLOC, 1, 0);
+	enc_leak(bf, &b, 0, 0x5000, 24, 4, 1, 0, 0, 0);
+	enc_leaksum(bf, &b, 2, sums, 3, 10);
+	enc_end(bf, &b, 3);
+	bf_finish(bf);
+}
+
 static int write_seeds(const char *dir)
 {
 	bfile bf;
@@ -88,6 +111,10 @@ static int write_seeds(const char *dir)
 	be_free(&bf.f);
 	threads(&bf);
 	snprintf(path, sizeof path, "%s/threads-killed.rtrace", dir);
+	rc |= bf_write(&bf, path);
+	be_free(&bf.f);
+	heapcheck(&bf);
+	snprintf(path, sizeof path, "%s/heapcheck.rtrace", dir);
 	rc |= bf_write(&bf, path);
 	be_free(&bf.f);
 	return rc;

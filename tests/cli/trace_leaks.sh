@@ -1,7 +1,8 @@
 # Programs whose leaks are known, traced with rtrace run and read back with
 # rtrace postproc -lc: exact blocks and sizes, per process, whatever way
-# the process ended. Programs that print also leak glibc's 4096-byte stdout
-# buffer (memcheck hides it by calling __libc_freeres before counting).
+# the process ended. At a clean exit glibc frees its own memory first
+# (__libc_freeres, as under memcheck), so its stdout buffer is no leak;
+# a program that crashed still holds it.
 . "$(dirname "$0")/lib.sh"
 : "${PROGRAMS:?}"
 P=$PROGRAMS
@@ -21,12 +22,12 @@ leaks "$T"
 has "tp_leaks leak_a" "# allocation summary: 3 block(s) with total size 300"
 has "tp_leaks leak_b" "# allocation summary: 2 block(s) with total size 400"
 has "tp_leaks realloc" "# allocation summary: 1 block(s) with total size 300"
-has "tp_leaks total" "# 7 block(s) leaked with total size of 5096 bytes"
+has "tp_leaks total" "# 6 block(s) leaked with total size of 1000 bytes"
 grep -q "realloc(300) = 0x" leaks.txt && ok || bad "realloc recorded under its name"
 # the summary rtrace run prints (same totals as memcheck for this program)
 "$RTRACE" run -o "$TMP" -- "$P/tp_leaks" > /dev/null 2> summary.err
-grep -q "in use at exit: 5,096 bytes in 7 blocks" summary.err && ok || bad "heap summary: $(cat summary.err)"
-grep -q "total heap usage: 1,009 allocs, 1,002 frees, 505,622 bytes allocated" summary.err && ok ||
+grep -q "in use at exit: 1,000 bytes in 6 blocks" summary.err && ok || bad "heap summary: $(cat summary.err)"
+grep -q "total heap usage: 1,009 allocs, 1,003 frees, 505,622 bytes allocated" summary.err && ok ||
   bad "heap totals: $(cat summary.err)"
 
 trace "$P/tp_threads"
@@ -39,7 +40,7 @@ trace "$P/tp_fork"
 for f in ./*.rtrace; do
   leaks "$f"
   if grep -q "malloc(11)" leaks.txt; then
-    has "fork parent" "# 2 block(s) leaked with total size of 4107 bytes"
+    has "fork parent" "# 1 block(s) leaked with total size of 11 bytes"
   else
     has "fork child" "# allocation summary: 1 block(s) with total size 22"
     [ "$(grep -c 'malloc(22)' leaks.txt)" = 2 ] && ok || bad "fork child: two malloc(22)"
@@ -68,7 +69,7 @@ trace "$P/tp_cxx"
 leaks "$T"
 grep -q '^1\. \[[0-9:.]*\] operator new(4) = 0x' leaks.txt && ok || bad "operator new leak"
 grep -q '^2\. \[[0-9:.]*\] operator new\[\](40) = 0x' leaks.txt && ok || bad "operator new[] leak"
-has "C++ total" "# 3 block(s) leaked with total size of 4140 bytes"
+has "C++ total" "# 2 block(s) leaked with total size of 44 bytes"
 "$RTRACE" postproc -i "$T" > all.txt
 grep -q "operator delete\[\](0x" all.txt && ok || bad "operator delete[] recorded"
 grep -q "operator new(nothrow)(4) = 0x" all.txt && ok || bad "nothrow new recorded under its name"
@@ -83,7 +84,7 @@ trace "$P/tp_context"
 for mask in 1 2 0; do "$RTRACE" postproc -l -C $mask -i "$T" > ctx$mask.txt; done
 [ "$(grep -o '^[0-9]*\.' ctx1.txt | tr -d '\n')" = "1.2.3." ] && ok || bad "context 1 calls"
 [ "$(grep -o '^[0-9]*\.' ctx2.txt | tr -d '\n')" = "3.4." ] && ok || bad "context 2 calls"
-[ "$(grep -o '^[0-9]*\.' ctx0.txt | tr -d '\n')" = "5.6." ] && ok || bad "no-context calls"
+[ "$(grep -o '^[0-9]*\.' ctx0.txt | tr -d '\n')" = "5." ] && ok || bad "no-context calls"
 "$RTRACE" postproc -i "$T" > ctx.txt
 grep -qx "@ 1 : first context" ctx.txt && grep -qx "@ 2 : second context" ctx.txt && ok || bad "context registry"
 # --start-paused with a toggle signal: only the middle allocation

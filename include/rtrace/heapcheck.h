@@ -1,0 +1,109 @@
+/* Heap checking results carried by a trace: the leak check's verdict on
+ * each block still allocated at exit and its totals (as Valgrind memcheck
+ * classifies them), and the heap errors found as the program ran (invalid
+ * and mismatched releases). Readers fill them from the binary trace's
+ * LEAK, LEAKSUM and HEAPERR records; writers print them. */
+#ifndef RTRACE_HEAPCHECK_H
+#define RTRACE_HEAPCHECK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rtrace/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* memcheck's leak kinds, in its order. */
+enum rt_leak_kind {
+	RT_LEAK_DEFINITE = 1,  /* no pointer to the block at all */
+	RT_LEAK_INDIRECT = 2,  /* reachable only from lost blocks */
+	RT_LEAK_POSSIBLE = 3,  /* only interior pointers to it */
+	RT_LEAK_REACHABLE = 4, /* a pointer to its start (or accepted by a heuristic) */
+};
+#define RT_LEAK_KINDS 4
+
+/* memcheck's interior-pointer heuristics that made a block reachable. */
+enum rt_leak_heuristic {
+	RT_HEUR_NONE = 0,
+	RT_HEUR_STDSTRING = 1,
+	RT_HEUR_LENGTH64 = 2,
+	RT_HEUR_NEWARRAY = 3,
+	RT_HEUR_MULTIPLE_INHERITANCE = 4,
+};
+#define RT_LEAK_HEURISTICS 4
+
+/* The verdict on one block still allocated at exit. */
+typedef struct rt_leak {
+	uint64_t index;    /* the allocation's call index; 0: not traced */
+	uint64_t addr, size;
+	uint64_t indirect; /* definitely lost: bytes of the blocks it leaks with it */
+	uint32_t fn;       /* allocating function (string id) or RT_NONE */
+	uint32_t bt;       /* allocation backtrace id or RT_NONE */
+	uint8_t kind;      /* enum rt_leak_kind */
+	uint8_t heuristic; /* enum rt_leak_heuristic, reachable blocks only */
+} rt_leak;
+
+enum rt_leak_mode { RT_LEAK_CHECK_SUMMARY = 1, RT_LEAK_CHECK_FULL = 2 };
+
+/* Totals of the leak check (arrays indexed by kind or heuristic). */
+typedef struct rt_leak_summary {
+	uint8_t mode; /* enum rt_leak_mode: full also lists each block */
+	uint64_t bytes[RT_LEAK_KINDS + 1], blocks[RT_LEAK_KINDS + 1];
+	uint64_t heur_bytes[RT_LEAK_HEURISTICS + 1], heur_blocks[RT_LEAK_HEURISTICS + 1];
+	uint64_t checked; /* blocks the check looked at */
+	uint64_t us;      /* time the check took, in microseconds */
+} rt_leak_summary;
+
+enum rt_heap_error_kind {
+	RT_ERR_INVALID_FREE = 1,    /* release of a pointer that is no live block */
+	RT_ERR_MISMATCHED_FREE = 2, /* released by another family than allocated */
+};
+
+/* What the released pointer was. */
+enum rt_block_state {
+	RT_BLOCK_UNKNOWN = 0, /* not stack'd, malloc'd or (recently) free'd */
+	RT_BLOCK_LIVE = 1,    /* in (or at) a live block: alloc'd */
+	RT_BLOCK_FREED = 2,   /* in (or at) a block freed recently: free'd */
+};
+
+typedef struct rt_heap_error {
+	uint64_t index; /* call index of the release (its CALL may be missing
+			   when the allocator aborted the program) */
+	uint64_t addr;  /* the pointer released */
+	uint32_t fn;    /* releasing function (string id) */
+	uint32_t bt;    /* where it was released, or RT_NONE */
+	uint8_t kind;   /* enum rt_heap_error_kind */
+	uint8_t block;  /* enum rt_block_state */
+	uint64_t block_addr, block_size;
+	uint32_t alloc_fn, alloc_bt; /* the block's allocation, RT_NONE if unknown */
+	uint32_t free_fn, free_bt;   /* its release (freed blocks), RT_NONE if unknown */
+} rt_heap_error;
+
+/* NULL when the trace has no leak check results. */
+const rt_leak_summary *rt_trace_leak_summary(const rt_trace *t);
+void rt_trace_set_leak_summary(rt_trace *t, const rt_leak_summary *s);
+
+void rt_trace_add_leak(rt_trace *t, const rt_leak *l);
+size_t rt_trace_leak_count(const rt_trace *t);
+const rt_leak *rt_trace_leak_at(const rt_trace *t, size_t i);
+rt_leak *rt_trace_leaks(rt_trace *t);
+
+void rt_trace_add_heap_error(rt_trace *t, const rt_heap_error *e);
+size_t rt_trace_heap_error_count(const rt_trace *t);
+const rt_heap_error *rt_trace_heap_error_at(const rt_trace *t, size_t i);
+rt_heap_error *rt_trace_heap_errors(rt_trace *t);
+
+/* "definitely lost", "indirectly lost", "possibly lost", "still reachable". */
+const char *rt_leak_kind_name(unsigned kind);
+/* "stdstring", "length64", "newarray", "multipleinheritance". */
+const char *rt_leak_heuristic_name(unsigned heuristic);
+/* "InvalidFree", "MismatchedFree" (Valgrind's error kind names). */
+const char *rt_heap_error_kind_name(unsigned kind);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,34 @@
+/* rtrace run's report of the heap checking results a trace carries, in
+ * memcheck's words (see leak_report.c). */
+#ifndef RT_LEAK_REPORT_H
+#define RT_LEAK_REPORT_H
+
+#include "rtrace/heapcheck.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Sets of leak kinds: bit (1 << kind) for each enum rt_leak_kind. */
+#define LEAK_KINDS_ALL 0x1eu
+#define LEAK_KINDS_DEFAULT ((1u << RT_LEAK_DEFINITE) | (1u << RT_LEAK_POSSIBLE))
+
+typedef struct leak_opts {
+	unsigned show;       /* kinds whose loss records are printed */
+	unsigned errors_for; /* kinds whose loss records count as errors */
+} leak_opts;
+
+/* "definite,possible", "all", "none": false when s names no such set. */
+bool leak_parse_kinds(const char *s, unsigned *set);
+
+typedef struct leak_counts {
+	uint64_t errors, contexts;
+} leak_counts;
+
+/* Prints the trace's heap errors, then (with the HEAP SUMMARY printed
+ * before by the caller) the loss records and the LEAK SUMMARY; returns
+ * the errors for the ERROR SUMMARY. */
+void leak_report_errors(const rt_trace *t, leak_counts *n);
+void leak_report_leaks(const rt_trace *t, const leak_opts *o, leak_counts *n);
+void leak_report_end(const leak_counts *n);
+
+#endif

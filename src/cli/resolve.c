@@ -1,0 +1,204 @@
+/* rtrace resolve: a trace's backtrace addresses to functions, source files
+ * and lines (sp-rtrace-resolve's job), in the text protocol. The resolver
+ * options are shared with `rtrace postproc -r`. */
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char usage_text[] =
+	"usage: rtrace resolve [options] [-i TRACE] [-o OUTPUT]\n"
+	"\n"
+	"Resolves the backtrace addresses of a trace to functions, source files and\n"
+	"lines, and writes the trace in the text protocol (sp-rtrace's format):\n"
+	"\n"
+	"\t0x55d0c1a2b1c4 leak() at /src/app.c:12      (a line is known)\n"
+	"\t0x7f3e4c02a1ca __libc_start_main() from /lib/x86_64-linux-gnu/libc.so.6\n"
+	"\t0x55d0c1a2b0a5 from /usr/bin/app             (no symbol)\n"
+	"\n"
+	"The input is a text trace or a binary trace from `rtrace run` (told by\n"
+	"content). Modules are placed where the trace's memory map says they were;\n"
+	"each is read once, with its separate debug info when there is one.\n"
+	"\n"
+	"  -i, --input-file FILE   read FILE (default: standard input)\n"
+	"  -o, --output-file FILE  write FILE (default: standard output)\n"
+	"      --debug-dir DIR     look for separate debug info in DIR as well, by build\n"
+	"                          id (DIR/.build-id/xx/yyyy.debug) and by .gnu_debuglink\n"
+	"                          name; may be given several times, searched in order\n"
+	"                          before /usr/lib/debug\n"
+	"      --root DIR          resolve against a copy of the traced machine's file\n"
+	"                          system: modules and /usr/lib/debug are read under DIR\n"
+	"  -q, --quiet             no warnings\n"
+	"  -h, --help              this help\n"
+	"\n"
+	"A module that cannot be read leaves its addresses without function names,\n"
+	"with one warning. 'rtrace postproc -r' resolves too, after its filters:\n"
+	"'rtrace postproc -lcr -i TRACE' lists the leaks by stack with names.\n"
+	"Exit status: 0 ok, 1 bad input or I/O error (what was read before the\n"
+	"error is still written), 2 bad command line.\n";
+
+enum { OPT_DEBUG_DIR = 256, OPT_ROOT };
+
+void cli_resolve_add_debug_dir(cli_resolve_opts *o, const char *cmd, const char *dir)
+{
+	struct stat st;
+	if (!*dir || strchr(dir, ':'))
+		die_usage(cmd, "invalid --debug-dir '%s': expected a directory name without ':'", dir);
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode))
+		warning("--debug-dir '%s' is not a directory; ignored", dir);
+	const char **v = realloc(o->debug_dirs, (o->ndebug_dirs + 1) * sizeof *v);
+	if (!v)
+		die("out of memory");
+	v[o->ndebug_dirs++] = dir;
+	o->debug_dirs = v;
+}
+
+void cli_resolve_set_root(cli_resolve_opts *o, const char *cmd, const char *dir)
+{
+	struct stat st;
+	if (!*dir || strchr(dir, ':'))
+		die_usage(cmd, "invalid --root '%s': expected a directory name without ':'", dir);
+	if (stat(dir, &st))
+		die_usage(cmd, "invalid --root '%s': %s", dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		die_usage(cmd, "invalid --root '%s': not a directory", dir);
+	o->root = dir;
+}
+
+void cli_resolve_opts_free(cli_resolve_opts *o)
+{
+	free(o->debug_dirs);
+	o->debug_dirs = NULL;
+	o->ndebug_dirs = 0;
+}
+
+static void on_resolve_warning(void *ctx, const char *msg)
+{
+	(void)ctx;
+	warning("%s", msg);
+}
+
+void cli_resolve(rt_trace *t, const cli_resolve_opts *o)
+{
+	rt_resolve_opts ro = {0};
+	ro.debug_dirs = o->debug_dirs;
+	ro.ndebug_dirs = o->ndebug_dirs;
+	ro.root = o->root;
+	ro.warn = on_resolve_warning;
+	rt_resolve_stats st;
+	rt_resolve_trace(t, &ro, &st);
+	if (st.addrs && !st.functions && !st.missing)
+		warning("no function name found for any of %" PRIu64 " address(es): no symbols or "
+			"debug info in the traced modules?", st.addrs);
+}
+
+typedef struct resolve_opts {
+	const char *input, *output;
+	cli_resolve_opts res;
+} resolve_opts;
+
+static void parse_options(int argc, char **argv, resolve_opts *o)
+{
+	static const struct option longopts[] = {
+		{"input-file", required_argument, NULL, 'i'},
+		{"output-file", required_argument, NULL, 'o'},
+		{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+		{"root", required_argument, NULL, OPT_ROOT},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":i:o:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i': o->input = optarg; break;
+		case 'o': o->output = optarg; break;
+		case OPT_DEBUG_DIR: cli_resolve_add_debug_dir(&o->res, "resolve", optarg); break;
+		case OPT_ROOT: cli_resolve_set_root(&o->res, "resolve", optarg); break;
+		case 'q': cli_quiet = true; break;
+		case 'h': fputs(usage_text, stdout); exit(RT_EXIT_OK);
+		default: cli_bad_option("resolve", c, argv);
+		}
+	}
+	if (optind < argc)
+		die_usage("resolve", "unexpected argument '%s' (the input is given with -i)", argv[optind]);
+}
+
+#define MAX_WARNINGS 10
+
+static void on_read_warning(void *ctx, const rt_diag *d)
+{
+	unsigned *n = ctx;
+	if (++*n > MAX_WARNINGS)
+		return;
+	char buf[1024];
+	rt_diag_format(d, buf, sizeof buf);
+	warning("%s", buf);
+}
+
+static int write_output(rt_trace *t, const char *path)
+{
+	rt_write_opts w = {0};
+	w.filter_bits = rt_trace_filter_bits(t) & (RT_FILTER_LEAKS | RT_FILTER_RESOLVE);
+	w.contexts = true;
+	int fd = STDOUT_FILENO;
+	if (path && (fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+		error("cannot create '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	int rc = rt_text_write_fd(t, fd, &w);
+	if (path && close(fd) && !rc)
+		rc = -errno;
+	if (rc) {
+		error("cannot write %s: %s", path ? path : "standard output", strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+int cmd_resolve(int argc, char **argv)
+{
+	resolve_opts o = {0};
+	parse_options(argc, argv, &o);
+	int fd = STDIN_FILENO;
+	const char *name = "<stdin>";
+	if (o.input) {
+		if ((fd = open(o.input, O_RDONLY | O_CLOEXEC)) < 0)
+			die("cannot open '%s': %s", o.input, strerror(errno));
+		name = o.input;
+	}
+	rt_trace *t = rt_trace_new();
+	unsigned warnings = 0;
+	rt_read_opts ro = {0, NULL, on_read_warning, &warnings};
+	rt_read_stats st;
+	rt_diag err;
+	int rc = cli_read_trace(t, fd, name, &ro, &st, &err);
+	if (fd != STDIN_FILENO)
+		close(fd);
+	if (warnings > MAX_WARNINGS)
+		warning("%u more warning(s) not shown", warnings - MAX_WARNINGS);
+	if (rc) {
+		char buf[1024];
+		rt_diag_format(&err, buf, sizeof buf);
+		error("%s", buf);
+	}
+	int wrc = -1;
+	if (!rc || rt_trace_header_count(t)) {
+		cli_resolve(t, &o.res);
+		wrc = write_output(t, o.output);
+		if (rc && !wrc)
+			info("note: the output is partial: it holds what was read before the error (%" PRIu64
+			     " call record(s))", st.calls);
+	}
+	rt_trace_free(t);
+	cli_resolve_opts_free(&o.res);
+	return rc || wrc ? RT_EXIT_DATA : RT_EXIT_OK;
+}

@@ -1,0 +1,172 @@
+/* Heap checking inside the tracer: the table of live blocks that the
+ * interposers keep (heap.c), the errors found on release, and the leak
+ * check at exit (leak.c). */
+#ifndef RT_HEAP_H
+#define RT_HEAP_H
+
+#include "preload.h"
+
+#include <errno.h>
+
+/* Allocator families: a block must go back through its own family. */
+enum rt_family { FAM_NONE = 0, FAM_MALLOC, FAM_NEW, FAM_NEW_ARRAY };
+
+/* How a release went (rt_heap_remove). */
+enum rt_heap_check { HEAP_OK = 0, HEAP_INVALID, HEAP_MISMATCH };
+
+/* Error kinds of the HEAPERR record (docs/binary-format.md). */
+enum { HERR_INVALID_FREE = 1, HERR_MISMATCHED_FREE = 2 };
+
+/* What is known of the block an error is about. state: 0 none, 1 live
+ * (alloc'd), 2 freed recently. */
+typedef struct rt_heap_blk {
+	uintptr_t addr;
+	uint64_t size, alloc_bt, free_bt, index;
+	uint8_t alloc_fn, free_fn, state;
+} rt_heap_blk;
+
+/* A live block as the exit scan sees it. */
+typedef struct rt_heap_ent {
+	uintptr_t addr; /* 0: empty slot */
+	uint64_t meta;  /* size (low 56 bits) | alloc function << 56 */
+	uint64_t bt;    /* allocation stack id, 0 when not traced */
+	uint64_t index; /* allocation call index, 0 when not traced */
+} rt_heap_ent;
+
+#define RT_HEAP_SIZE_MASK ((UINT64_C(1) << 56) - 1)
+
+int rt_fn_family(int fn);
+
+/* Adds (or replaces) the block at p. */
+void rt_heap_insert(uintptr_t p, uint64_t size, int fn, uint64_t bt, uint64_t index);
+/* Removes the block at p for release function fn and checks the release;
+ * on HEAP_MISMATCH *blk is the removed block. keep_freed: remember it in
+ * the freed-blocks queue (not for the release half of a realloc that may
+ * fail and put the block back). */
+int rt_heap_remove(uintptr_t p, int fn, uint64_t free_bt, bool keep_freed, rt_heap_blk *blk);
+/* For an invalid release: the live block p points into, or the most
+ * recently freed one it points into. False when none. */
+bool rt_heap_describe(uintptr_t p, rt_heap_blk *blk);
+/* Writes a HEAPERR record. */
+void rt_heap_write_error(int kind, uint64_t index, int fn, uintptr_t p, uint64_t bt,
+			 const rt_heap_blk *blk);
+
+/* The exit scan takes every stripe, so that no thread is half-way
+ * through an update, and then reads the table directly. */
+void rt_heap_lock_all(void);
+void rt_heap_unlock_all(void);
+/* Calls fn for each live block; the table must be locked. */
+void rt_heap_each(void (*fn)(void *ctx, const rt_heap_ent *e), void *ctx);
+size_t rt_heap_count(void);
+/* Calls fn for each memory range of the table itself (no root: the
+ * kernel may have merged it with a neighbouring mapping). */
+void rt_heap_each_map(void (*fn)(void *ctx, uintptr_t lo, uintptr_t hi), void *ctx);
+void rt_heap_atfork_prepare(void);
+void rt_heap_atfork_parent(void);
+void rt_heap_atfork_child(void);
+
+/* Safe points: a thread inside an interposer (the real allocator's locks,
+ * the tracer's own) is never stopped by the exit scan; the stop request
+ * waits until it leaves. */
+typedef struct rt_heap_tls {
+	int depth;
+	volatile int park;
+} rt_heap_tls;
+extern __thread rt_heap_tls rt_h __attribute__((tls_model("initial-exec")));
+void rt_leak_park_pending(void);
+
+static inline __attribute__((always_inline)) void rt_heap_enter(void)
+{
+	rt_h.depth++;
+	__asm__ volatile("" ::: "memory");
+}
+
+static inline __attribute__((always_inline)) void rt_heap_leave(void)
+{
+	__asm__ volatile("" ::: "memory");
+	if (--rt_h.depth == 0 && RT_UNLIKELY(rt_h.park))
+		rt_leak_park_pending();
+}
+
+/* Takes the caller's caller's stack: called from an interposer, like
+ * rt_record_call, so the unwinder skips the same frames. */
+uint64_t rt_heap_bt(void);
+/* Set while glibc and libstdc++ free their own memory at exit: they also
+ * free what they allocated for the tracer (dlerror's buffers), which the
+ * table never saw. Releases of unknown blocks are then not reported. */
+extern volatile int rt_heap_quiet;
+/* Remembers a block a realloc moved away from as freed. */
+void rt_heap_note_freed(const rt_heap_blk *blk, int fn, uint64_t free_bt);
+/* Reports the error rt_heap_remove found (rc) as a HEAPERR record; *blk
+ * is the removed block (mismatch) or rt_heap_describe's (invalid). */
+void rt_heap_error(int rc, uint64_t index, int fn, uintptr_t p, uint64_t bt, rt_heap_blk *blk);
+
+/* An allocation of the program: recorded while tracing, entered in the
+ * table in any case. One made while the tracer is busy (its own, or the
+ * inner calls of libstdc++'s operators, or what those make before they
+ * return: an exception object) goes in as an internal block (function 0):
+ * never reported, but known when the program frees it. */
+static inline __attribute__((always_inline)) void rt_heap_alloc(int fn, void *p, uint64_t size)
+{
+	if (rt_t.busy) {
+		rt_heap_insert((uintptr_t)p, size, 0, 0, 0);
+		return;
+	}
+	int err = errno;
+	rt_t.busy = 1;
+	uint64_t index = 0, bt = 0;
+	if (RT_LIKELY(rt_active)) {
+		index = rt_next_index();
+		bt = rt_record_call(index, KIND_ALLOC, fn, (uint64_t)(uintptr_t)p, size, true);
+	}
+	rt_heap_insert((uintptr_t)p, size, fn, bt, index);
+	rt_t.busy = 0;
+	errno = err;
+}
+
+/* A release of the program, before the block goes back to the allocator:
+ * checked against the table, the error (if any) recorded. Returns whether
+ * the pointer goes on to the allocator: like memcheck, a release of what
+ * is no live block is reported and dropped, since glibc's own checks are
+ * no longer reliable once the tracer's allocations may have reused the
+ * freed chunk (and a corrupted heap would take the tracer down too). */
+static inline __attribute__((always_inline)) bool rt_heap_release(int fn, void *p)
+{
+	rt_heap_blk blk;
+	if (rt_t.busy) {
+		rt_heap_remove((uintptr_t)p, fn, 0, false, &blk);
+		return true;
+	}
+	int err = errno;
+	rt_t.busy = 1;
+	bool traced = rt_active;
+	uint64_t index = traced ? rt_next_index() : 0;
+	uint64_t bt = traced && rt_opt.trace_frees ? rt_heap_bt() : 0;
+	int rc = rt_heap_remove((uintptr_t)p, fn, bt, true, &blk);
+	bool pass = true;
+	if (traced && !(RT_UNLIKELY(rc == HEAP_INVALID) && rt_heap_quiet)) {
+		/* described before the unwinder (which allocates) may reuse p */
+		if (RT_UNLIKELY(rc == HEAP_INVALID))
+			rt_heap_describe((uintptr_t)p, &blk);
+		if (RT_UNLIKELY(rc != HEAP_OK) && !bt)
+			bt = rt_heap_bt();
+		rt_record_call_bt(index, KIND_FREE, fn, (uint64_t)(uintptr_t)p, 0, bt);
+		if (RT_UNLIKELY(rc != HEAP_OK))
+			rt_heap_error(rc, index, fn, (uintptr_t)p, bt, &blk);
+		pass = rc != HEAP_INVALID;
+	}
+	rt_t.busy = 0;
+	errno = err;
+	return pass;
+}
+
+/* leak.c: the check at exit. */
+enum { LEAK_CHECK_NO = 0, LEAK_CHECK_SUMMARY = 1, LEAK_CHECK_FULL = 2 };
+void rt_leak_init(int mode);
+/* Called by the tracer's destructor: arranges for the check to run after
+ * every other destructor, followed by rt_finish(). False when there is no
+ * check (the caller finishes at once). */
+bool rt_leak_defer(void);
+void rt_leak_fork_child(void);
+
+#endif

@@ -1,0 +1,134 @@
+# The leak check and heap errors of `rtrace run`, compared with Valgrind
+# memcheck itself on programs with known leak structures and heap errors:
+# for the blocks each program allocated itself (loss records whose
+# allocation site is in the program, which leaves glibc's own blocks
+# out), the per-kind bytes and blocks must agree, loss record by loss
+# record; so must the InvalidFree and MismatchedFree errors and their top
+# frames. Then the verdicts in the trace, the options and the exit code.
+. "$(dirname "$0")/lib.sh"
+: "${PROGRAMS:?}"
+P=$PROGRAMS
+cd "$TMP" || exit 1
+command -v valgrind > /dev/null || { echo "valgrind is not installed (scripts/setup.sh installs it)" >&2; exit 1; }
+
+# Loss records of a report (memcheck's or rtrace run's, prefixes cut) as
+# "kind direct-bytes blocks", for those allocated by the program ($1).
+records() {
+  sed -E 's/^(==[0-9]+== |rtrace: )//' | awk -v prog="$1" '
+    / in loss record / {
+      kind = $0; sub(/.* are /, "", kind); sub(/ in loss record.*/, "", kind)
+      if ($2 ~ /^\(/) { direct = $2; sub(/^\(/, "", direct) } else direct = $1
+      gsub(/,/, "", direct); n = $0; sub(/ blocks are.*/, "", n); sub(/.* in /, "", n)
+      want = 1; next
+    }
+    want && /^   by / { if (index($0, prog)) print kind, direct, n; want = 0 }
+    /^$/ { want = 0 }' | sort
+}
+
+# Heap errors as "kind function file:line" of the releasing frame.
+errors_vg() {
+  sed -E 's/^==[0-9]+== //' | awk '
+    /^Invalid free\(\)/ { k = "InvalidFree"; next }
+    /^Mismatched free\(\)/ { k = "MismatchedFree"; next }
+    k && /^   by / { sub(/^   by 0x[0-9A-F]+: /, ""); sub(/ \(/, " "); sub(/\)$/, "");
+                     n = split($NF, f, "/"); $NF = f[n]; print k, $0; k = "" }'
+}
+errors_rt() { # PROGRAM: resolves the addresses with addr2line
+  sed -E 's/^rtrace: //' | awk '
+    /^Invalid free\(\)/ { k = "InvalidFree"; next }
+    /^Mismatched free\(\)/ { k = "MismatchedFree"; next }
+    k && /^   by / { print k, $2; k = "" }' | sed 's/:$//' |
+  while read -r k a; do
+    loc=$(addr2line -C -f -e "$1" "$(printf '0x%x' $((a - 1)))" | paste -sd' ')
+    fn=${loc% *}; file=${loc##* }; echo "$k $fn ${file##*/}"
+  done | sed -E 's/ \(discriminator [0-9]+\)//'
+}
+
+compare_leaks() { # NAME PROGRAM ARGS...
+  local name=$1 prog=$2
+  shift 2
+  valgrind --leak-check=full --show-leak-kinds=all "$prog" "$@" 2> vg.err > vg.out
+  rm -f ./*.rtrace
+  "$RTRACE" run -o "$TMP" --show-leak-kinds=all -- "$prog" "$@" 2> rt.err > rt.out
+  records "$(basename "$prog")" < vg.err > vg.rec
+  records "$(basename "$prog")" < rt.err > rt.rec
+  if [ -s vg.rec ] && cmp -s vg.rec rt.rec; then ok; else
+    bad "$name: loss records differ from memcheck's"; diff vg.rec rt.rec >&2; fi
+  awk '{ b[$1] += $2; n[$1] += $3 } END { for (k in b) print k, b[k], n[k] }' vg.rec | sort > vg.kinds
+  awk '{ b[$1] += $2; n[$1] += $3 } END { for (k in b) print k, b[k], n[k] }' rt.rec | sort > rt.kinds
+  check_same "$name: per-kind bytes and blocks" vg.kinds rt.kinds
+  check_same "$name: program output" vg.out rt.out
+}
+
+compare_errors() { # NAME PROGRAM ARGS...
+  local name=$1 prog=$2
+  shift 2
+  valgrind "$prog" "$@" 2> vg.err > /dev/null
+  "$RTRACE" run -o "$TMP" -- "$prog" "$@" 2> rt.err > /dev/null
+  errors_vg < vg.err > vg.errs
+  errors_rt "$prog" < rt.err > rt.errs
+  if [ -s vg.errs ] && cmp -s vg.errs rt.errs; then ok; else
+    bad "$name: heap errors differ from memcheck's"; diff vg.errs rt.errs >&2; fi
+}
+
+for what in direct list cycle interior globals thread tls realloc all; do
+  compare_leaks "leakcheck $what" "$P/tp_leakcheck" $what
+done
+compare_leaks "heuristics" "$P/tp_heaperr" heuristics
+grep -q "stdstring          : 58 bytes in 1 blocks" rt.err && grep -q "newarray           : 20 bytes in 1 blocks" rt.err &&
+  grep -q "length64           : 48 bytes in 1 blocks" rt.err && grep -q "multipleinheritance: 32 bytes in 1 blocks" rt.err &&
+  ok || bad "heuristics summary: $(grep -A9 'LEAK SUMMARY' rt.err)"
+for what in mismatch double interior wild; do
+  compare_errors "heap errors: $what" "$P/tp_heaperr" $what
+done
+[ "$(grep -c MismatchedFree rt.errs 2>/dev/null)" = 0 ] && ok || bad "wild free is no mismatch"
+
+# The LEAK SUMMARY on stderr is memcheck's, figure for figure (the
+# program allocates everything here itself, glibc's blocks aside).
+"$RTRACE" run -o "$TMP" -- "$P/tp_leakcheck" direct > /dev/null 2> rt.err
+grep -q "^rtrace:    definitely lost: 303 bytes in 3 blocks$" rt.err && ok || bad "LEAK SUMMARY: $(cat rt.err)"
+grep -q "^rtrace: 303 bytes in 3 blocks are definitely lost in loss record 1 of 1$" rt.err && ok || bad "loss record: $(cat rt.err)"
+grep -q "^rtrace: ERROR SUMMARY: 1 errors from 1 contexts$" rt.err && ok || bad "ERROR SUMMARY: $(cat rt.err)"
+
+# The verdicts are in the trace: the text protocol shows them as comments.
+T=$(ls -t ./tp_leakcheck-*.rtrace | head -n 1)
+"$RTRACE" postproc -i "$T" > text.txt
+grep -qx "## leak check: definitely lost: 303 bytes in 3 blocks" text.txt && ok || bad "summary comment"
+[ "$(grep -c '^## leak [0-9]*: definitely lost, 101 bytes by malloc$' text.txt)" = 3 ] && ok ||
+  bad "per-block comments: $(grep '^##' text.txt)"
+"$RTRACE" postproc -i text.txt > again.txt && check_same "text round trip keeps the comments" text.txt again.txt
+
+# --leak-check=summary: totals only; =no: nothing; the program's status
+"$RTRACE" run -o "$TMP" --leak-check=summary -- "$P/tp_leakcheck" list > /dev/null 2> rt.err
+grep -q "definitely lost: 48 bytes in 1 blocks" rt.err && grep -q "indirectly lost: 196 bytes in 4 blocks" rt.err &&
+  ! grep -q "in loss record" rt.err && grep -q "ERROR SUMMARY: 0 errors" rt.err && ok || bad "summary mode: $(cat rt.err)"
+"$RTRACE" run -o "$TMP" --leak-check=no -- "$P/tp_leakcheck" list > /dev/null 2> rt.err
+! grep -q "LEAK SUMMARY" rt.err && ok || bad "--leak-check=no still checks"
+# --show-leak-kinds / --errors-for-leak-kinds / --error-exitcode
+"$RTRACE" run -o "$TMP" --show-leak-kinds=indirect --errors-for-leak-kinds=indirect --error-exitcode=9 \
+  -- "$P/tp_leakcheck" list > /dev/null 2> rt.err
+rc=$?
+[ $rc = 9 ] && ok || bad "--error-exitcode with indirect leaks: status $rc"
+grep -q "196 bytes in 4 blocks are indirectly lost" rt.err && ! grep -q "are definitely lost" rt.err && ok ||
+  bad "--show-leak-kinds=indirect: $(cat rt.err)"
+"$RTRACE" run -o "$TMP" --errors-for-leak-kinds=none --error-exitcode=9 -- "$P/tp_leakcheck" list > /dev/null 2>&1
+[ $? = 0 ] && ok || bad "no leak kind counts: the program's status"
+"$RTRACE" run -q -o "$TMP" --error-exitcode=9 -- "$P/tp_heaperr" mismatch > /dev/null 2>&1
+[ $? = 9 ] && ok || bad "--error-exitcode with mismatched frees (and -q)"
+"$RTRACE" run -o "$TMP" --show-leak-kinds=bogus -- true 2> /dev/null
+[ $? = 2 ] && ok || bad "bad leak kinds: status 2"
+
+# a double free (glibc would abort) is reported and dropped, as memcheck
+# does: the program goes on, and the error is in the trace
+rm -f ./*.rtrace
+"$RTRACE" run -o "$TMP" -- "$P/tp_heaperr" double > rt.out 2> rt.err
+[ $? = 0 ] && [ "$(cat rt.out)" = "heaperr double" ] && ok || bad "double free: the program goes on"
+"$RTRACE" postproc -i ./tp_heaperr-*.rtrace > text.txt
+grep -q "^## error InvalidFree: free(0x[0-9a-f]*) at call [0-9]*: 0 bytes inside a block of size 10 free'd$" text.txt &&
+  ok || bad "double free in the trace: $(grep '^##' text.txt)"
+
+# threads busy allocating when the program exits are stopped, not waited for
+rm -f ./*.rtrace
+"$RTRACE" run -o "$TMP" -- "$P/tp_threads" > /dev/null 2> rt.err
+grep -q "LEAK SUMMARY" rt.err && ok || bad "tp_threads: $(cat rt.err)"
+finish

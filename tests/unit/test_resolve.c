@@ -1,0 +1,335 @@
+/* The resolver API on the test programs (PROGRAMS: the build's
+ * tests/programs directory): every byte of their code resolves to the
+ * inline chain that `addr2line -f -i -C` gives for it; mappings of modules
+ * loaded at the same place at different times; missing modules; the pass
+ * over a trace and what it leaves in the model. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rtrace/rtrace.h"
+
+#define BASE 0x555500000000ull
+
+static char *program(const char *name)
+{
+	const char *dir = getenv("PROGRAMS");
+	char *path;
+	assert_non_null(dir);
+	assert_true(asprintf(&path, "%s/%s", dir, name) > 0);
+	return path;
+}
+
+typedef struct layout {
+	uint64_t seg_off, seg_vaddr, seg_len; /* the executable segment */
+	uint64_t text, text_len;              /* .text */
+} layout;
+
+static void read_layout(const char *path, layout *l)
+{
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	size_t n, shstr;
+	assert_int_equal(elf_getphdrnum(e, &n), 0);
+	memset(l, 0, sizeof *l);
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		gelf_getphdr(e, (int)i, &ph);
+		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) && !l->seg_len) {
+			l->seg_off = ph.p_offset & ~0xfffull;
+			l->seg_vaddr = ph.p_vaddr & ~0xfffull;
+			l->seg_len = ph.p_offset + ph.p_filesz - l->seg_off;
+		}
+	}
+	assert_int_equal(elf_getshdrstrndx(e, &shstr), 0);
+	for (Elf_Scn *s = NULL; (s = elf_nextscn(e, s));) {
+		GElf_Shdr sh;
+		gelf_getshdr(s, &sh);
+		if (!strcmp(elf_strptr(e, shstr, sh.sh_name), ".text")) {
+			l->text = sh.sh_addr;
+			l->text_len = sh.sh_size;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	assert_true(l->seg_len && l->text_len);
+}
+
+/* A trace whose only mapping is path's executable segment at BASE. */
+static rt_trace *trace_with(const char *path, const layout *l)
+{
+	rt_trace *t = rt_trace_new();
+	rt_mmap m = {path, BASE, BASE + ((l->seg_len + 0xfff) & ~0xfffull), l->seg_off, 0, UINT64_MAX};
+	rt_trace_add_mmap_full(t, &m);
+	return t;
+}
+
+static void strip_suffix(char *s)
+{
+	s[strcspn(s, "\n")] = '\0';
+	char *d = strstr(s, " (discriminator");
+	if (d)
+		*d = '\0';
+}
+
+/* addr2line names a C++ function with internal linkage by its symbol
+ * ("(anonymous namespace)::f(int) [clone .constprop.0]") except at some
+ * addresses, where it gives the DWARF name ("f"): both name it. */
+static bool same_function(const char *ours, const char *theirs)
+{
+	if (!strcmp(ours, theirs))
+		return true;
+	const char *p = strstr(ours, theirs);
+	size_t n = strlen(theirs);
+	return p && (p == ours || p[-1] == ':') && p[n] == '(';
+}
+
+/* Every byte of .text: the chain must be addr2line's, entry by entry,
+ * where addr2line knows the file and line. Returns how many matched. */
+static int compare_text(const char *name)
+{
+	char *path = program(name), *cmd, line[4096], loc[4096];
+	layout l;
+	read_layout(path, &l);
+	rt_trace *t = trace_with(path, &l);
+	rt_resolve_opts o = {0};
+	o.exact = true;
+	rt_resolver *r = rt_resolve_new(t, &o);
+	char list[] = "/tmp/rt-resolve-addrs-XXXXXX";
+	int fd = mkstemp(list);
+	FILE *af = fdopen(fd, "w");
+	for (uint64_t a = l.text; a < l.text + l.text_len; a++)
+		fprintf(af, "0x%llx\n", (unsigned long long)a);
+	fclose(af);
+	assert_true(asprintf(&cmd, "addr2line -a -f -i -C -e '%s' < %s", path, list) > 0);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	int matched = 0;
+	rt_resolved res = {0};
+	uint32_t k = 0;
+	uint64_t cur = 0;
+	bool skip = true;
+	while (fgets(line, sizeof line, p)) {
+		strip_suffix(line);
+		if (!strncmp(line, "0x", 2)) {
+			uint64_t a = cur = strtoull(line, NULL, 16);
+			assert_true(rt_resolve_addr(r, a - l.seg_vaddr + BASE, 1, &res));
+			k = 0;
+			skip = false;
+			continue;
+		}
+		assert_non_null(fgets(loc, sizeof loc, p));
+		strip_suffix(loc);
+		if (skip || !strncmp(loc, "??", 2)) {
+			skip = true; /* addr2line knows no line: padding, PLT */
+			continue;
+		}
+		char *colon = strrchr(loc, ':');
+		*colon = '\0';
+		const rt_resolve_loc *got = k < res.n ? &res.locs[k] : NULL;
+		bool no_line = atoi(colon + 1) == 0; /* "crtstuff.c:?" */
+		if (!got || !got->fn || !same_function(got->fn, line) ||
+		    (!no_line && (!got->file || strcmp(got->file, loc) ||
+				  got->line != (uint32_t)atoi(colon + 1))))
+			fail_msg("%s 0x%llx: %s, entry %u: addr2line says %s at %s:%s, resolved %s at %s:%u",
+				 name, (unsigned long long)cur, res.text ? res.text : "(no text)", k, line, loc, colon + 1,
+				 got && got->fn ? got->fn : "-", got && got->file ? got->file : "-",
+				 got ? got->line : 0);
+		k++;
+		matched++;
+	}
+	assert_int_equal(pclose(p), 0);
+	unlink(list);
+	rt_resolve_free(r);
+	rt_trace_free(t);
+	free(cmd);
+	free(path);
+	return matched;
+}
+
+static void chains_match_addr2line(void **state)
+{
+	(void)state;
+	static const char *const names[] = {
+		"tp_resolve_O0", "tp_resolve_O2", "libtp_reslib.so", "libtp_resplug_a.so",
+		"tp_resolve_cxx",
+	};
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		assert_true(compare_text(names[i]) > 20);
+}
+
+/* Resolves one address of plugin_alloc in each of two plugins mapped at
+ * the same place one after the other. */
+static void mappings_by_call_index(void **state)
+{
+	(void)state;
+	char *a = program("libtp_resplug_a.so"), *b = program("libtp_resplug_b.so");
+	layout la, lb;
+	read_layout(a, &la);
+	read_layout(b, &lb);
+	rt_trace *t = rt_trace_new();
+	rt_mmap ma = {a, BASE, BASE + 0x1000, la.seg_off, 0, 100};
+	rt_mmap mb = {b, BASE, BASE + 0x1000, lb.seg_off, 100, UINT64_MAX};
+	rt_trace_add_mmap_full(t, &ma);
+	rt_trace_add_mmap_full(t, &mb);
+	assert_int_equal(rt_trace_mmap_at(t, 0)->until, 100);
+	rt_resolve_opts o = {0};
+	o.exact = true;
+	rt_resolver *r = rt_resolve_new(t, &o);
+	rt_resolved res;
+	uint64_t addr = BASE + (la.text - la.seg_vaddr) + 1;
+	assert_true(rt_resolve_addr(r, addr, 50, &res));
+	assert_string_equal(res.module, a);
+	assert_true(rt_resolve_addr(r, addr, 150, &res));
+	assert_string_equal(res.module, b);
+	assert_false(rt_resolve_addr(r, BASE + 0x1000, 50, &res));
+	assert_null(res.text);
+	rt_resolve_stats st;
+	rt_resolve_get_stats(r, &st);
+	assert_int_equal(st.modules, 2);
+	assert_int_equal(st.addrs, 2);
+	rt_resolve_free(r);
+	rt_trace_free(t);
+	free(a);
+	free(b);
+}
+
+static void count_warning(void *ctx, const char *msg)
+{
+	(void)msg;
+	++*(int *)ctx;
+}
+
+static void missing_module_warns_once(void **state)
+{
+	(void)state;
+	rt_trace *t = rt_trace_new();
+	rt_trace_add_mmap(t, "/nonexistent/libgone.so", BASE, BASE + 0x10000);
+	int warnings = 0;
+	rt_resolve_opts o = {0};
+	o.warn = count_warning;
+	o.ctx = &warnings;
+	rt_resolver *r = rt_resolve_new(t, &o);
+	rt_resolved res;
+	for (uint64_t i = 1; i < 100; i++) {
+		assert_true(rt_resolve_addr(r, BASE + i * 16, 1, &res));
+		assert_string_equal(res.module, "/nonexistent/libgone.so");
+		assert_null(res.text);
+		assert_int_equal(res.n, 0);
+	}
+	assert_int_equal(warnings, 1);
+	rt_resolve_stats st;
+	rt_resolve_get_stats(r, &st);
+	assert_int_equal(st.missing, 1);
+	assert_int_equal(st.functions, 0);
+	rt_resolve_free(r);
+	rt_trace_free(t);
+}
+
+/* The address of the instruction after the first call in res_leaf: a
+ * return address whose call site is res_inner inlined into res_leaf. */
+static uint64_t leaf_return(const char *path, const layout *l)
+{
+	char *cmd, buf[256];
+	assert_true(asprintf(&cmd, "objdump -d --no-show-raw-insn '%s' | awk '/<res_leaf>:/ {f=1; next} "
+			     "f && /call/ {getline; print $1; exit}'", path) > 0);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(fgets(buf, sizeof buf, p));
+	pclose(p);
+	free(cmd);
+	return strtoull(buf, NULL, 16) - l->seg_vaddr + BASE;
+}
+
+static void trace_pass(void **state)
+{
+	(void)state;
+	char *path = program("tp_resolve_O2");
+	layout l;
+	read_layout(path, &l);
+	rt_trace *t = trace_with(path, &l);
+	uint64_t ret = leaf_return(path, &l);
+	uint32_t pre = rt_trace_intern(t, "kept() at x.c:1", 15);
+	rt_frame f[3] = {{ret, RT_NONE}, {0x10, RT_NONE}, {ret + 1, pre}};
+	rt_call c = {0};
+	c.index = 1;
+	c.kind = RT_CALL_ALLOC;
+	c.bt = rt_trace_intern_bt(t, f, 3);
+	rt_trace_append_call(t, &c);
+	rt_trace_set_header(t, "filter", "leaks");
+	rt_resolve_stats st;
+	rt_resolve_trace(t, NULL, &st);
+	assert_int_equal(rt_trace_filter_bits(t), RT_FILTER_LEAKS | RT_FILTER_RESOLVE);
+	const rt_frame *g = rt_trace_bt_frames(t, rt_trace_calls(t)[0].bt);
+	const char *text = rt_trace_str(t, g[0].text);
+	assert_int_equal(strncmp(text, "res_inner() at ", 15), 0);
+	assert_non_null(strstr(text, "/tests/programs/tp_resolve.c:"));
+	assert_int_equal(g[1].text, RT_NONE); /* in no mapping */
+	assert_int_equal(g[2].text, pre);     /* resolved before */
+	rt_frame_info fi;
+	assert_true(rt_trace_frame_info(t, &g[0], &fi));
+	assert_string_equal(rt_trace_str(t, fi.module), path);
+	assert_int_equal(fi.n, 2); /* res_inner inlined into res_leaf */
+	assert_string_equal(rt_trace_str(t, fi.locs[0].fn), "res_inner");
+	assert_string_equal(rt_trace_str(t, fi.locs[1].fn), "res_leaf");
+	assert_int_equal(fi.locs[1].flags & RT_SRCLOC_DEMANGLED, 0);
+	assert_true(fi.locs[0].line > 0 && fi.locs[1].line > fi.locs[0].line);
+	assert_false(rt_trace_frame_info(t, &g[1], &fi));
+	assert_int_equal(st.addrs, 1);
+	assert_int_equal(st.lines, 1);
+	rt_trace_free(t);
+	free(path);
+}
+
+static void frame_info_model(void **state)
+{
+	(void)state;
+	rt_trace *t = rt_trace_new();
+	rt_frame f = {0x1234, rt_trace_intern(t, "f() at a.c:3", 12)};
+	rt_frame other = {0x1234, RT_NONE};
+	rt_srcloc locs[2] = {{rt_trace_intern(t, "f", 1), RT_NONE, 3, 0},
+			     {rt_trace_intern(t, "g", 1), RT_NONE, 9, RT_SRCLOC_DEMANGLED}};
+	rt_frame_info fi;
+	assert_false(rt_trace_frame_info(t, &f, &fi));
+	for (uint64_t i = 0; i < 2000; i++) { /* through rehashes */
+		rt_frame h = {0x100000 + i, RT_NONE};
+		rt_trace_set_frame_info(t, &h, RT_NONE, locs, 1);
+	}
+	rt_trace_set_frame_info(t, &f, 7, locs, 2);
+	assert_true(rt_trace_frame_info(t, &f, &fi));
+	assert_int_equal(fi.module, 7);
+	assert_int_equal(fi.n, 2);
+	assert_int_equal(fi.locs[1].line, 9);
+	assert_false(rt_trace_frame_info(t, &other, &fi));
+	rt_trace_set_frame_info(t, &f, 8, locs + 1, 1);
+	assert_true(rt_trace_frame_info(t, &f, &fi));
+	assert_int_equal(fi.n, 1);
+	assert_int_equal(fi.module, 8);
+	assert_int_equal(fi.locs[0].line, 9);
+	rt_frame h = {0x100000 + 1999, RT_NONE};
+	assert_true(rt_trace_frame_info(t, &h, &fi));
+	assert_int_equal(fi.locs[0].line, 3);
+	rt_trace_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(frame_info_model),
+		cmocka_unit_test(chains_match_addr2line),
+		cmocka_unit_test(mappings_by_call_index),
+		cmocka_unit_test(missing_module_warns_once),
+		cmocka_unit_test(trace_pass),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
