@@ -17,6 +17,7 @@
  * allocations happen with the tracer's reentrancy guard set. */
 #define _GNU_SOURCE
 #include "cfi.h"
+#include "pages.h"
 
 #if defined(__x86_64__)
 
@@ -109,12 +110,6 @@ static _Atomic unsigned rules_gen;
 static __thread rule_table *t_rules __attribute__((tls_model("initial-exec")));
 static pthread_key_t table_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
-
-static void *map_zeroed(size_t n)
-{
-	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
-}
 
 /* ---- reading rules from .eh_frame ---- */
 
@@ -307,12 +302,12 @@ static rule_table *table_get(void)
 		return t;
 	}
 	pthread_once(&key_once, make_key);
-	t = map_zeroed(sizeof *t);
+	t = rt_pages(sizeof *t);
 	if (!t)
 		return NULL;
 	t->mask = 4095;
-	t->slots = map_zeroed((t->mask + 1) * sizeof(rule));
-	t->memo = map_zeroed(sizeof(memo) + MEMO_CAP * sizeof(step));
+	t->slots = rt_pages((t->mask + 1) * sizeof(rule));
+	t->memo = rt_pages(sizeof(memo) + MEMO_CAP * sizeof(step));
 	if (!t->slots || !t->memo) {
 		table_free(t);
 		return NULL;
@@ -333,7 +328,7 @@ static inline size_t slot_of(uintptr_t key, size_t mask)
 static bool table_grow(rule_table *t)
 {
 	size_t mask = t->mask * 2 + 1;
-	rule *s = map_zeroed((mask + 1) * sizeof(rule));
+	rule *s = rt_pages((mask + 1) * sizeof(rule));
 	if (!s)
 		return false;
 	for (size_t i = 0; i <= t->mask; i++) {

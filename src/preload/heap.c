@@ -13,6 +13,7 @@
  * does, to describe a double free. */
 #define _GNU_SOURCE
 #include "heap.h"
+#include "pages.h"
 
 #include <sched.h>
 #include <stdatomic.h>
@@ -77,12 +78,6 @@ static inline uint64_t mix(uintptr_t p)
 
 static inline stripe *stripe_of(uint64_t h) { return &stripes[h & (STRIPES - 1)]; }
 
-static void *map_pages(size_t n)
-{
-	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
-}
-
 static inline void st_lock(stripe *s)
 {
 	for (unsigned spins = 0; atomic_exchange_explicit(&s->lock, 1, memory_order_acquire);) {
@@ -102,8 +97,8 @@ static bool st_ready(stripe *s)
 {
 	if (RT_LIKELY(s->slots != NULL))
 		return true;
-	s->slots = map_pages(INIT_SLOTS * sizeof *s->slots);
-	s->ring = map_pages(RING * sizeof *s->ring);
+	s->slots = rt_pages(INIT_SLOTS * sizeof *s->slots);
+	s->ring = rt_pages(RING * sizeof *s->ring);
 	if (!s->slots || !s->ring)
 		return false;
 	s->mask = INIT_SLOTS - 1;
@@ -115,7 +110,7 @@ static bool st_ready(stripe *s)
 static bool st_grow(stripe *s)
 {
 	size_t n = (s->mask + 1) * 2;
-	rt_heap_ent *t = map_pages(n * sizeof *t);
+	rt_heap_ent *t = rt_pages(n * sizeof *t);
 	if (!t)
 		return false;
 	for (size_t i = 0; i <= s->mask; i++) {

@@ -25,6 +25,7 @@
  * unmapped or truncated page is skipped instead of faulting. */
 #define _GNU_SOURCE
 #include "heap.h"
+#include "pages.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -126,12 +127,6 @@ void rt_leak_init(int m)
 	owner = getpid();
 	if (real_malloc && dladdr(real_malloc, &di))
 		alloc_base = (uintptr_t)di.dli_fbase;
-}
-
-static void *map_pages(size_t n)
-{
-	void *p = mmap(NULL, n ? n : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
 }
 
 static uint64_t now_us(void)
@@ -274,7 +269,7 @@ static void wait_parked(const int *sent, size_t nsent, uint64_t deadline_us)
 static void stop_threads(void)
 {
 	static int sent[MAX_PARKED], now[MAX_PARKED];
-	parked = map_pages(MAX_PARKED * sizeof *parked);
+	parked = rt_pages(MAX_PARKED * sizeof *parked);
 	if (!parked || !(park_sig = pick_signal()))
 		return;
 	atomic_store(&stopping, 1);
@@ -337,12 +332,12 @@ static void sort_pairs(uint64_t (*a)[2], uint64_t (*t)[2], size_t n)
 static bool collect_blocks(scan *s)
 {
 	s->cap = rt_heap_count();
-	s->b = map_pages(s->cap * sizeof *s->b);
-	lblk *sorted = map_pages(s->cap * sizeof *sorted);
-	uint64_t(*pairs)[2] = map_pages(s->cap * sizeof *pairs);
-	uint64_t(*tmp)[2] = map_pages(s->cap * sizeof *tmp);
-	s->starts = map_pages(s->cap * sizeof *s->starts);
-	s->stack = map_pages((2 * s->cap + 16) * sizeof *s->stack);
+	s->b = rt_pages(s->cap * sizeof *s->b);
+	lblk *sorted = rt_pages(s->cap * sizeof *sorted);
+	uint64_t(*pairs)[2] = rt_pages(s->cap * sizeof *pairs);
+	uint64_t(*tmp)[2] = rt_pages(s->cap * sizeof *tmp);
+	s->starts = rt_pages(s->cap * sizeof *s->starts);
+	s->stack = rt_pages((2 * s->cap + 16) * sizeof *s->stack);
 	if (!s->b || !sorted || !pairs || !tmp || !s->starts || !s->stack)
 		return false;
 	rt_heap_each(add_block, s);
@@ -409,7 +404,7 @@ static uintptr_t hex(const char **p)
 static bool read_maps(scan *s)
 {
 	size_t cap = 1 << 20;
-	s->maps = map_pages(cap);
+	s->maps = rt_pages(cap);
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (!s->maps || fd < 0)
 		return false;
@@ -461,7 +456,7 @@ static bool parse_maps(scan *s)
 	size_t lines = 0;
 	for (size_t i = 0; i < s->maps_len; i++)
 		lines += s->maps[i] == '\n';
-	s->v = map_pages((lines + 1) * sizeof *s->v);
+	s->v = rt_pages((lines + 1) * sizeof *s->v);
 	if (!s->v)
 		return false;
 	for (char *line = s->maps; line < s->maps + s->maps_len;) {
@@ -647,7 +642,7 @@ static void exclude(scan *s, uintptr_t lo, uintptr_t hi)
 		return;
 	if (s->nex == s->cex) {
 		size_t cap = s->cex ? s->cex * 2 : 4096;
-		range *r = map_pages(cap * sizeof *r);
+		range *r = rt_pages(cap * sizeof *r);
 		if (!r)
 			return;
 		if (s->ex) {
@@ -962,7 +957,7 @@ static void check_now(bool freeres, uintptr_t sp, const ucontext_t *uc)
 		run_freeres();
 	rt_t.busy = 1;
 	rt_heap_lock_all();
-	scan *s = map_pages(sizeof *s);
+	scan *s = rt_pages(sizeof *s);
 	if (!s || !collect_blocks(s) || !read_maps(s) || !parse_maps(s)) {
 		rt_heap_unlock_all();
 		message("leak check: out of memory, no verdicts");

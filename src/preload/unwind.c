@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
 #include "preload.h"
+#include "pages.h"
 #include "cfi.h"
 
 #include <libunwind.h>
@@ -17,8 +18,9 @@
 #include <unistd.h>
 
 #define MAX_DEPTH 256
-/* frames of the tracer itself: rt_backtrace, rt_record_call, interposer */
-#define SKIP 3
+/* the tracer's frames above the one unwinding: unwind() or check_stack(),
+ * rt_backtrace, rt_record_call, the interposer */
+#define OWN_FRAMES 4
 
 typedef struct slot {
 	uint64_t hash;
@@ -38,12 +40,6 @@ typedef struct rt_btcache {
 static _Atomic uint64_t next_bt_id;
 static pthread_key_t cache_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
-
-static void *map_zeroed(size_t n)
-{
-	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
-}
 
 static void cache_free(void *arg)
 {
@@ -81,13 +77,13 @@ static rt_btcache *cache_get(void)
 	if (RT_LIKELY(rt_t.bts != NULL))
 		return rt_t.bts;
 	pthread_once(&key_once, make_key);
-	rt_btcache *c = map_zeroed(sizeof *c);
+	rt_btcache *c = rt_pages(sizeof *c);
 	if (!c)
 		return NULL;
 	c->nslots = 4096;
-	c->slots = map_zeroed(c->nslots * sizeof(slot));
+	c->slots = rt_pages(c->nslots * sizeof(slot));
 	c->cips = 65536;
-	c->ips = map_zeroed(c->cips * sizeof(uintptr_t));
+	c->ips = rt_pages(c->cips * sizeof(uintptr_t));
 	if (!c->slots || !c->ips)
 		return NULL;
 	rt_t.bts = c;
@@ -98,7 +94,7 @@ static rt_btcache *cache_get(void)
 static bool cache_grow(rt_btcache *c)
 {
 	size_t nslots = c->nslots * 2;
-	slot *s = map_zeroed(nslots * sizeof(slot));
+	slot *s = rt_pages(nslots * sizeof(slot));
 	if (!s)
 		return false;
 	for (size_t i = 0; i < c->nslots; i++) {
@@ -196,22 +192,30 @@ static void print_stack(const char *what, uint64_t id, const uintptr_t *ips, uin
 		return;
 }
 
+/* The stack read by libunwind and interned; ips[] holds MAX_DEPTH +
+ * OWN_FRAMES addresses. Inlined, so that it adds no frame of its own. */
+static inline __attribute__((always_inline)) uint64_t libunwind_stack(rt_btcache *c, uintptr_t *ips, int *n)
+{
+	*n = unw_backtrace((void **)ips, (int)rt_opt.depth + OWN_FRAMES) - OWN_FRAMES;
+	return *n > 0 ? intern(c, ips + OWN_FRAMES, *n, rt_stack_hash(ips + OWN_FRAMES, *n)) : 0;
+}
+
 static __attribute__((noinline)) void check_stack(rt_btcache *c, uint64_t id)
 {
-	uintptr_t ips[MAX_DEPTH + SKIP + 1];
-	int n = unw_backtrace((void **)ips, (int)rt_opt.depth + SKIP + 1) - SKIP - 1;
-	uint64_t ref = n > 0 ? intern(c, ips + SKIP + 1, n, rt_stack_hash(ips + SKIP + 1, n)) : 0;
+	uintptr_t ips[MAX_DEPTH + OWN_FRAMES];
+	int n;
+	uint64_t ref = libunwind_stack(c, ips, &n);
 	atomic_fetch_add(&checked, 1);
 	if (ref == id || atomic_fetch_add(&differed, 1) >= 3)
 		return;
 	uint32_t m;
 	const uintptr_t *mine = find_stack(c, id, &m);
 	print_stack("cached rules", id, mine, m);
-	print_stack("libunwind", ref, ips + SKIP + 1, n > 0 ? (uint32_t)n : 0);
+	print_stack("libunwind", ref, ips + OWN_FRAMES, n > 0 ? (uint32_t)n : 0);
 	uint64_t h;
 	bool same;
 	rt_cfi_forget();
-	n = rt_cfi_backtrace(ips, (int)rt_opt.depth, SKIP + 1, &h, &same);
+	n = rt_cfi_backtrace(ips, (int)rt_opt.depth, OWN_FRAMES, &h, &same);
 	print_stack("cached rules, every frame", 0, ips, n > 0 ? (uint32_t)n : 0);
 }
 
@@ -230,23 +234,17 @@ void rt_unwind_report(void)
 
 static __attribute__((noinline)) uint64_t unwind(rt_btcache *c)
 {
-	uintptr_t ips[MAX_DEPTH + SKIP];
+	uintptr_t ips[MAX_DEPTH + OWN_FRAMES];
 	uint64_t h = 0;
 	bool same = false;
-	int n = rt_opt.libunwind ? -1 : rt_cfi_backtrace(ips, (int)rt_opt.depth, SKIP + 1, &h, &same);
-	uintptr_t *kept = ips;
+	int n = rt_opt.libunwind ? -1 : rt_cfi_backtrace(ips, (int)rt_opt.depth, OWN_FRAMES, &h, &same);
 	if (n > 0 && same && c->last_id)
 		return c->last_id;
-	if (n < 0) {
-		if (RT_UNLIKELY(rt_opt.check_unwind))
-			atomic_fetch_add(&general, 1);
-		n = unw_backtrace((void **)ips, (int)rt_opt.depth + SKIP + 1) - SKIP - 1;
-		kept = ips + SKIP + 1;
-		h = rt_stack_hash(kept, n);
-	}
-	if (n <= 0)
-		return c->last_id = 0;
-	return c->last_id = intern(c, kept, n, h);
+	if (n >= 0)
+		return c->last_id = n ? intern(c, ips, n, h) : 0;
+	if (RT_UNLIKELY(rt_opt.check_unwind))
+		atomic_fetch_add(&general, 1);
+	return c->last_id = libunwind_stack(c, ips, &n);
 }
 
 __attribute__((noinline)) uint64_t rt_backtrace(void)
