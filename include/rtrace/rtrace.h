@@ -3,6 +3,7 @@
 #define RTRACE_RTRACE_H
 
 #include "rtrace/binary.h"
+#include "rtrace/callgrind.h"
 #include "rtrace/diag.h"
 #include "rtrace/filter.h"
 #include "rtrace/heapcheck.h"

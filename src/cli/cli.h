@@ -51,6 +51,7 @@ void cli_resolve_set_root(cli_resolve_opts *o, const char *cmd, const char *dir)
 void cli_resolve(rt_trace *t, const cli_resolve_opts *o);
 void cli_resolve_opts_free(cli_resolve_opts *o);
 
+int cmd_annotate(int argc, char **argv);
 int cmd_postproc(int argc, char **argv);
 int cmd_resolve(int argc, char **argv);
 int cmd_run(int argc, char **argv);
