@@ -55,8 +55,14 @@ typedef struct reader {
 	uint64_t *vals; /* per slot, scratch */
 	uint64_t summary_line, totals_line;
 
-	/* current position */
+	/* current position; a function named by fn= (or cfn=) exists in the
+	 * model once a line uses it: mapping definitions create nothing */
 	uint32_t ob, fl, file, fn, code;
+	struct pending_fn {
+		uint32_t object, file, name, flags;
+		uint64_t stamp;
+		bool set;
+	} pend, pend_callee;
 	uint32_t cob, cfile, callee, callee_flags;
 	bool cfile_given;
 	uint32_t jfile, jfn;
@@ -305,7 +311,7 @@ static void reset_position(reader *r)
 	r->fl = r->file = r->empty[CG_FILE];
 	r->fn = r->code = CG_NONE;
 	r->cob = r->cfile = r->callee = r->jfile = r->jfn = CG_NONE;
-	r->cfile_given = false;
+	r->cfile_given = r->pend.set = r->pend_callee.set = false;
 	memset(r->last, 0, sizeof r->last);
 	r->next = NEXT_COST;
 }
@@ -692,20 +698,28 @@ static uint32_t part_key(const reader *r)
 	return r->flags & CG_READ_MERGE_PARTS ? 0 : r->part;
 }
 
-/* The code cost lines go to: fl= after fn= (or no fn= at all) leaves it
- * to be found here. */
+/* The code cost lines go to. The function named by fn= is made here, on
+ * its first line (with its code in its own file, even when that line is
+ * in an inlined one); no fn= at all is a nameless function. */
 static uint32_t ensure_code(reader *r)
 {
 	if (r->code != CG_NONE)
 		return r->code;
-	if (r->fn == CG_NONE) {
+	cg_profile *p = r->p;
+	if (r->fn == CG_NONE && r->pend.set) {
+		r->fn = cg_fn_get(p, r->pend.object, r->pend.file, r->pend.name);
+		if (r->pend.stamp > p->fns[r->fn].last_named)
+			p->fns[r->fn].last_named = r->pend.stamp;
+		r->pend.set = false;
+		cg_code_get(p, part_key(r), r->fn, p->fns[r->fn].file);
+	} else if (r->fn == CG_NONE) {
 		if (!r->warned_nofn)
 			warn_line(r, r->lineno, "cost line before any fn= line: counted under a function "
 				  "without a name");
 		r->warned_nofn = true;
-		r->fn = cg_fn_get(r->p, r->ob, r->fl, r->empty[CG_FUNCTION]);
+		r->fn = cg_fn_get(p, r->ob, r->fl, r->empty[CG_FUNCTION]);
 	}
-	r->code = cg_code_get(r->p, part_key(r), r->fn, r->file);
+	r->code = cg_code_get(p, part_key(r), r->fn, r->file);
 	return r->code;
 }
 
@@ -718,7 +732,6 @@ static int position_spec(reader *r, const char *k, size_t kn, const char *s, con
 	uint32_t id = CG_NONE;
 	if (parse_name(r, kind, s, e, &id))
 		return -1;
-	cg_profile *p = r->p;
 	if (k[0] == 'j') {
 		*(kind == CG_FILE ? &r->jfile : &r->jfn) = id;
 	} else if (called) {
@@ -728,24 +741,26 @@ static int position_spec(reader *r, const char *k, size_t kn, const char *s, con
 			r->cfile = id;
 			r->cfile_given = true;
 		} else {
-			r->callee = cg_fn_get(p, r->cob != CG_NONE ? r->cob : r->ob,
-					      r->cfile_given ? r->cfile : r->file, id);
-			r->callee_flags = r->cfile_given ? CG_CALL_FILE_GIVEN : 0;
+			struct pending_fn c = {r->cob != CG_NONE ? r->cob : r->ob,
+					       r->cfile_given ? r->cfile : r->file, id,
+					       r->cfile_given ? CG_CALL_FILE_GIVEN : 0, 0, true};
+			r->pend_callee = c;
+			r->callee = CG_NONE;
 		}
 	} else if (kind == CG_OBJECT) {
 		r->ob = id;
 		r->fn = r->code = CG_NONE;
+		r->pend.set = false;
 	} else if (kind == CG_FUNCTION) {
+		struct pending_fn f = {r->ob, r->fl, id, 0, ++r->p->fn_lines, true};
+		r->pend = f;
 		r->file = r->fl;
-		r->fn = cg_fn_get(p, r->ob, r->fl, id);
-		p->fns[r->fn].last_named = ++p->fn_lines;
-		r->code = cg_code_get(p, part_key(r), r->fn, r->file);
-	} else if (spec[1] == 'l') {
-		r->fl = r->file = id;
-		r->code = CG_NONE;
+		r->fn = r->code = CG_NONE;
 	} else {
+		if (spec[1] == 'l')
+			r->fl = id;
 		r->file = id;
-		r->code = r->fn == CG_NONE ? CG_NONE : cg_code_get(p, part_key(r), r->fn, id);
+		r->code = CG_NONE;
 	}
 	return 0;
 }
@@ -915,8 +930,14 @@ static int association(reader *r, const char *k, const char *s, const char *e)
 		return -1;
 	uint64_t to_addr = r->flags & CG_READ_LINES ? 0 : pos[CG_POS_INSTR];
 	if (k[0] == 'c') {
-		if (r->callee == CG_NONE)
+		if (r->callee == CG_NONE && !r->pend_callee.set)
 			return fail_at(r, r->line, "calls= without a cfn= line before it");
+		if (r->callee == CG_NONE) {
+			const struct pending_fn *c = &r->pend_callee;
+			r->callee = cg_fn_get(r->p, c->object, c->file, c->name);
+			r->callee_flags = c->flags;
+			r->pend_callee.set = false;
+		}
 		cg_call c = {0, 0, to_addr, pos[CG_POS_LINE], 0, r->callee, 0, r->callee_flags, a, NULL};
 		r->call = c;
 		r->next = NEXT_CALL;
