@@ -414,7 +414,10 @@ static ann_pline *pline_get(ann *a, uint32_t pair, uint64_t line, ann_line *at)
 }
 
 /* Calls, in the order they were first read (which caller came first on
- * a line decides whose calls the source annotation shows there). */
+ * a line decides whose calls the source annotation shows there). A call
+ * counted 0 times (Callgrind's dumps after the first, for calls made
+ * before them; pprof always) is a cost line to callgrind_annotate: its
+ * cost is the caller's own. */
 static void add_calls(ann *a, const uint32_t *cname)
 {
 	const cg_profile *p = a->p;
@@ -422,6 +425,13 @@ static void add_calls(ann *a, const uint32_t *cname)
 		const cg_call *c = &p->calls[i];
 		const cg_fn *f = &p->fns[c->callee];
 		uint32_t caller = cname[c->code];
+		if (!c->count) {
+			ann_cc_add(a, &a->names[caller].tot, c->v, c->given);
+			ann_line *l = line_get(a, a->names[caller].file, c->line);
+			ann_cc_add(a, &l->cc, c->v, c->given);
+			l->listed = true;
+			continue;
+		}
 		uint32_t file = c->flags & CG_CALL_FILE_GIVEN ? a->fraw[f->file] : a->fstrip[f->file];
 		uint32_t callee = name_get(a, file, f->name);
 		uint32_t pair = pair_get(a, caller, callee);
