@@ -691,7 +691,8 @@ static void print_tree(ann *a, uint32_t name, bool callers, const uint32_t *w)
 	     i = callers ? a->pairs[i].next_caller : a->pairs[i].next_callee)
 		RT_PUSH(v, n, cap, i);
 	tree_ctx t = {a, callers};
-	qsort_r(v, n, sizeof *v, pair_qcmp, &t);
+	if (n > 1)
+		qsort_r(v, n, sizeof *v, pair_qcmp, &t);
 	for (size_t i = 0; i < n; i++) {
 		const ann_pair *pr = &a->pairs[v[i]];
 		const ann_name *other = &a->names[callers ? pr->caller : pr->callee];
@@ -779,7 +780,8 @@ static uint32_t *print_functions(ann *a, size_t *nfiles)
 	rt_out_str(&a->out, ANN_FANCY);
 	ann_print_events(a, w);
 	rt_out_str(&a->out, " file:function\n" ANN_FANCY);
-	qsort_r(order, n, sizeof *order, name_qcmp, a);
+	if (n > 1)
+		qsort_r(order, n, sizeof *order, name_qcmp, a);
 	bool tree = a->o->tree_caller || a->o->tree_calling;
 	__int128 *cur = rt_xcalloc(a->nsort + 1, sizeof *cur);
 	*nfiles = 0;

@@ -35,11 +35,16 @@ static bool src_next(src_file *f, const char **s, size_t *n)
 	return true;
 }
 
+/* Only regular files are read: a profile naming /dev/zero must not make
+ * the report read forever (directories read empty, as in Perl). */
 static bool src_load(src_file *f, int fd)
 {
 	size_t cap = 1 << 16;
+	struct stat st;
 	memset(f, 0, sizeof *f);
 	f->buf = rt_xmalloc(cap);
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return true;
 	for (;;) {
 		if (f->len == cap)
 			f->buf = rt_xrealloc(f->buf, cap *= 2);
@@ -89,7 +94,8 @@ static void print_calls(src_ctx *c, uint32_t file, uint64_t line)
 	size_t n = 0, cap = 0;
 	for (uint32_t i = l->plines; i != CG_NONE; i = a->plines[i].next)
 		RT_PUSH(v, n, cap, i);
-	qsort_r(v, n, sizeof *v, pline_qcmp, a);
+	if (n > 1)
+		qsort_r(v, n, sizeof *v, pline_qcmp, a);
 	for (size_t i = 0; i < n; i++) {
 		const ann_pline *pl = &a->plines[v[i]];
 		ann_print_cc(a, &pl->cc, c->w);

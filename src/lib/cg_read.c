@@ -497,7 +497,6 @@ static const char *event_name_end(const char *s, const char *e)
 static int parse_formula(reader *r, uint32_t ev, const char *s, const char *e, const char **end)
 {
 	cg_profile *p = r->p;
-	cg_formula *f = &p->formulas[ev];
 	struct cg_fterm *t = NULL;
 	size_t n = 0, cap = 0;
 	for (;;) {
@@ -529,6 +528,7 @@ static int parse_formula(reader *r, uint32_t ev, const char *s, const char *e, c
 		}
 		s++;
 	}
+	cg_formula *f = &p->formulas[ev]; /* cg_event_get() may have moved it */
 	free(f->t);
 	f->t = t;
 	f->n = (uint32_t)n;
@@ -833,7 +833,8 @@ static int target(reader *r, const char *s, const char *e, uint64_t pos[4])
 	return 0;
 }
 
-/* Costs into r->vals by slot; returns how many slots were given, or -1. */
+/* Costs into r->vals by slot; returns how many slots were given, or -1.
+ * Self costs add to the part's sum once the whole line has parsed. */
 static int costs(reader *r, const char *s, const char *e, bool self)
 {
 	uint32_t n = 0, given = 0;
@@ -849,12 +850,12 @@ static int costs(reader *r, const char *s, const char *e, bool self)
 		s = skip_space(s, e);
 		uint32_t slot = r->identity ? n : r->cols[n];
 		vals[slot] = v;
-		if (self)
-			r->sum[n] += v;
 		n++;
 		if (slot + 1 > given)
 			given = slot + 1;
 	}
+	for (uint32_t i = 0; self && i < n; i++)
+		r->sum[i] += vals[r->identity ? i : r->cols[i]];
 	return (int)given;
 }
 
@@ -907,7 +908,8 @@ static int cost_line(reader *r, const char *s, const char *e)
 static int association(reader *r, const char *k, const char *s, const char *e)
 {
 	if (!r->ncols)
-		return fail_at(r, r->line, "'%s=' before the 'events:' line", k[0] == 'c' ? "calls" : k);
+		return fail_at(r, r->line, "'%s=' before the 'events:' line",
+			       k[0] == 'c' ? "calls" : k[1] == 'u' ? "jump" : "jcnd");
 	uint64_t a, b = 0, pos[4];
 	s = skip_space(s, e);
 	const char *what = k[0] == 'c' ? "a call count" : "a jump count";

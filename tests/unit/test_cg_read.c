@@ -130,24 +130,34 @@ static const cg_call *call_of(const cg_profile *p, const char *caller, const cha
 	return NULL;
 }
 
-static void append(char **buf, size_t *len, const char *fmt, ...)
+typedef struct strbuf {
+	char *s;
+	size_t len, cap;
+} strbuf;
+
+/* Appends to a buffer that grows by doubling (the dumps of big profiles
+ * are long; a realloc per line is quadratic under ASan). */
+static void append(strbuf *b, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	int n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
-	*buf = realloc(*buf, *len + (size_t)n + 1);
+	if (b->len + (size_t)n + 1 > b->cap) {
+		b->cap = (b->len + (size_t)n + 1) * 2;
+		b->s = realloc(b->s, b->cap);
+	}
 	va_start(ap, fmt);
-	vsnprintf(*buf + *len, (size_t)n + 1, fmt, ap);
+	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
 	va_end(ap);
-	*len += (size_t)n;
+	b->len += (size_t)n;
 }
 
-static void append_vec(char **b, size_t *l, const uint64_t *v, uint32_t slots)
+static void append_vec(strbuf *b, const uint64_t *v, uint32_t slots)
 {
 	for (uint32_t i = 0; i < slots; i++)
-		append(b, l, " %" PRIu64, v[i]);
-	append(b, l, "\n");
+		append(b, " %" PRIu64, v[i]);
+	append(b, "\n");
 }
 
 static int line_cmp(const void *x, const void *y)
@@ -159,46 +169,46 @@ static int line_cmp(const void *x, const void *y)
  * profiles that say the same compare equal however they were written. */
 static char *dump(const cg_profile *p)
 {
-	char *b = NULL;
-	size_t l = 0, n, nf, nc;
+	strbuf b = {0};
+	size_t n, nf, nc;
 	const cg_fn *fns = cg_profile_fns(p, &nf);
 	const cg_code *codes = cg_profile_codes(p, &nc);
 	uint32_t slots = cg_profile_slots(p);
 	const cg_cost *c = cg_profile_costs(p, &n);
 	for (size_t i = 0; i < n; i++) {
 		const cg_fn *f = &fns[codes[c[i].code].fn];
-		append(&b, &l, "cost %s|%s|%s|%s|%u|%" PRIx64 "|%" PRIu64 "|%u:", nm(p, CG_OBJECT, f->object),
+		append(&b, "cost %s|%s|%s|%s|%u|%" PRIx64 "|%" PRIu64 "|%u:", nm(p, CG_OBJECT, f->object),
 		       nm(p, CG_FILE, f->file), nm(p, CG_FUNCTION, f->name), nm(p, CG_FILE, codes[c[i].code].file),
 		       codes[c[i].code].part, c[i].addr, c[i].line, c[i].given);
-		append_vec(&b, &l, c[i].v, slots);
+		append_vec(&b, c[i].v, slots);
 	}
 	const cg_call *k = cg_profile_calls(p, &n);
 	for (size_t i = 0; i < n; i++) {
 		const cg_fn *f = &fns[codes[k[i].code].fn], *t = &fns[k[i].callee];
-		append(&b, &l, "call %s|%s|%s|%" PRIx64 "|%" PRIu64 " -> %s|%s|%s|%" PRIx64 "|%" PRIu64 " x%" PRIu64 ":",
+		append(&b, "call %s|%s|%s|%" PRIx64 "|%" PRIu64 " -> %s|%s|%s|%" PRIx64 "|%" PRIu64 " x%" PRIu64 ":",
 		       nm(p, CG_FILE, codes[k[i].code].file), nm(p, CG_FUNCTION, f->name), nm(p, CG_OBJECT, f->object),
 		       k[i].addr, k[i].line, nm(p, CG_OBJECT, t->object), nm(p, CG_FILE, t->file),
 		       nm(p, CG_FUNCTION, t->name), k[i].to_addr, k[i].to_line, k[i].count);
-		append_vec(&b, &l, k[i].v, slots);
+		append_vec(&b, k[i].v, slots);
 	}
 	char **lines = NULL;
-	size_t nl = 0;
-	for (char *s = b; s && *s;) {
+	size_t nl = 0, cap = 0;
+	for (char *s = b.s; s && *s;) {
 		char *e = strchr(s, '\n');
 		*e = '\0';
-		lines = realloc(lines, (nl + 1) * sizeof *lines);
+		if (nl == cap)
+			lines = realloc(lines, (cap = cap ? cap * 2 : 256) * sizeof *lines);
 		lines[nl++] = s;
 		s = e + 1;
 	}
 	qsort(lines, nl, sizeof *lines, line_cmp);
-	char *out = NULL;
-	size_t ol = 0;
-	append(&out, &ol, "");
+	strbuf out = {0};
+	append(&out, "");
 	for (size_t i = 0; i < nl; i++)
-		append(&out, &ol, "%s\n", lines[i]);
+		append(&out, "%s\n", lines[i]);
 	free(lines);
-	free(b);
-	return out;
+	free(b.s);
+	return out.s;
 }
 
 /* --- the spec's examples --- */
@@ -386,6 +396,13 @@ static void test_event_formula_problems(void **state)
 	assert_true(warned(&w, "t.cg:2:1: event 'L': circular reference to 'L'"));
 	const cg_cost *c = cost_at(p, "f", "", 1, 0);
 	assert_int_equal(cg_event_value(p, event(p, "X"), c->v, c->given, NULL), 2);
+	cg_profile_free(p);
+	/* a formula naming more new events than the table holds (fuzzing) */
+	p = parse("event: S = A1 + A2 + A3 + A4 + A5 + A6 + A7 + A8 + A9 + A10 + A11 + A12 + A13 + A14 "
+		  "+ A15 + A16 + A17 + A18 + A19 + A20\nevents: A1 A2\nfn=f\n1 2 3\n", 0, &w, NULL, NULL);
+	c = cost_at(p, "f", "", 1, 0);
+	assert_int_equal(cg_event_value(p, event(p, "S"), c->v, c->given, NULL), 5);
+	assert_int_equal(w.n, 18); /* A3..A20 have no data */
 	cg_profile_free(p);
 }
 
@@ -799,6 +816,8 @@ static void test_errors(void **state)
 		{"summary: 1\n", "t.cg:1:1: 'summary:' before the 'events:' line"},
 		{"events: Ir\npid: abc\n", "t.cg:2:6: expected a process id (a number), found 'a'"},
 		{"events: Ir\nfn=f\ncalls=1 2\n1 1\n", "t.cg:3:1: calls= without a cfn= line before it"},
+		{"jump=1 2\nevents: Ir\n", "t.cg:1:1: 'jump=' before the 'events:' line"},
+		{"jcnd=1/2 2\n", "t.cg:1:1: 'jcnd=' before the 'events:' line"},
 		{"events: Ir\nfn=f\ncfn=g\ncalls=1 2\nfn=h\n", "t.cg:5:1: expected the cost line of the calls= on line 4, found another line"},
 		{"events: Ir\nfn=f\njump=1 2\ncfn=g\n", "t.cg:4:1: expected the source line of the jump on line 3, found another line"},
 		{"events: Ir\nfn=f\n1 1\n  2 2\n", "t.cg:4:1: expected a line that does not start with a space, found a space"},
@@ -856,16 +875,17 @@ static void test_redefined_name_warns(void **state)
 static void test_fd_matches_mem(void **state)
 {
 	(void)state;
-	char *text = NULL;
-	size_t len = 0;
-	append(&text, &len, "version: 1\npositions: instr line\nevents: Ir Dr\nsummary: 0\n");
+	strbuf t = {0};
+	append(&t, "version: 1\npositions: instr line\nevents: Ir Dr\nsummary: 0\n");
 	for (int f = 0; f < 9000; f++) {
-		append(&text, &len, "fl=(%d) /src/file%d.c\nfn=(%d) function_with_a_long_name_%d\n", f % 97, f % 97, f, f);
-		append(&text, &len, "0x%x %d %d %d\n", 0x400000 + f * 64, f % 500 + 1, f, f % 7);
+		append(&t, "fl=(%d) /src/file%d.c\nfn=(%d) function_with_a_long_name_%d\n", f % 97, f % 97, f, f);
+		append(&t, "0x%x %d %d %d\n", 0x400000 + f * 64, f % 500 + 1, f, f % 7);
 		for (int k = 0; k < 20; k++)
-			append(&text, &len, "+%d %s %d\n", k % 5 + 1, k % 3 ? "*" : "+1", k);
-		append(&text, &len, "cfn=(%d) callee_%d\ncalls=%d +3 5\n* * %d %d\n", 5000 + f % 11, f % 11, f % 4 + 1, f * 3, f);
+			append(&t, "+%d %s %d\n", k % 5 + 1, k % 3 ? "*" : "+1", k);
+		append(&t, "cfn=(%d) callee_%d\ncalls=%d +3 5\n* * %d %d\n", 50000 + f % 11, f % 11, f % 4 + 1, f * 3, f);
 	}
+	char *text = t.s;
+	size_t len = t.len;
 	assert_true(len > 2u << 20);
 	char path[] = "/tmp/rtrace-cg-XXXXXX";
 	int fd = mkstemp(path);
