@@ -21,6 +21,7 @@ typedef struct ann_name {
 	const char *s; /* "file:function" */
 	uint32_t len;
 	uint32_t file;     /* display file id */
+	uint32_t fn;       /* function name id */
 	ann_cc tot;        /* the function table's entry */
 	ann_cc cfn;        /* cost of the calls to it */
 	bool has_tot, has_cfn, has_obj;

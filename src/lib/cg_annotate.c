@@ -242,33 +242,35 @@ static int setup_columns(ann *a, char *msg, size_t msglen)
 typedef struct name_key {
 	const ann *a;
 	uint32_t file, fn;
-	const char *fname;
 } name_key;
 
 static bool name_eq(const void *ctx, uint32_t i)
 {
 	const name_key *k = ctx;
-	const ann_name *n = &k->a->names[i];
-	size_t fl = k->a->files.lens[k->file], nl = strlen(k->fname);
-	return n->file == k->file && n->len == fl + 1 + nl && !memcmp(n->s + fl + 1, k->fname, nl);
+	return k->a->names[i].fn == k->fn && k->a->names[i].file == k->file;
 }
 
+/* The "file:function" row of a display file and a function name id
+ * (callgrind_annotate keys by the joined string: pairs that join to the
+ * same string, with ':' in the file name, stay apart here). */
 static uint32_t name_get(ann *a, uint32_t file, uint32_t fn)
 {
-	name_key k = {a, file, fn, cg_profile_name(a->p, CG_FUNCTION, fn)};
+	name_key k = {a, file, fn};
 	uint32_t h = cg_hash(file, fn, 7);
 	uint32_t i = cg_index_find(&a->name_ix, h, name_eq, &k);
 	if (i != CG_NONE)
 		return i;
-	size_t fl = a->files.lens[file], nl = strlen(k.fname);
+	const char *fname = cg_profile_name(a->p, CG_FUNCTION, fn);
+	size_t fl = a->files.lens[file], nl = strlen(fname);
 	char *s = rt_arena_alloc(&a->arena, fl + nl + 2);
 	memcpy(s, a->files.strs[file], fl);
 	s[fl] = ':';
-	memcpy(s + fl + 1, k.fname, nl + 1);
+	memcpy(s + fl + 1, fname, nl + 1);
 	ann_name n = {0};
 	n.s = s;
 	n.len = (uint32_t)(fl + 1 + nl);
 	n.file = file;
+	n.fn = fn;
 	n.callers = n.callees = CG_NONE;
 	RT_PUSH(a->names, a->nnames, a->cnames, n);
 	cg_index_add(&a->name_ix, h, (uint32_t)a->nnames - 1);

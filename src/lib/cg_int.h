@@ -79,6 +79,7 @@ struct cg_profile {
 	cg_cost *costs;
 	size_t ncosts, ccosts;
 	cg_index cost_ix;
+	uint32_t last_cost; /* the entry of the last cost line */
 	cg_call *calls;
 	size_t ncalls, ccalls;
 	cg_index call_ix;

@@ -355,18 +355,26 @@ static bool cost_eq(const void *ctx, uint32_t i)
 	return c->line == k->line && c->addr == k->addr && c->code == k->code;
 }
 
+/* Consecutive cost lines often fall on the same position (instructions
+ * of one source line, when addresses are dropped): the last one is
+ * checked before the index. */
 void cg_add_cost(cg_profile *p, uint32_t code, uint64_t addr, uint64_t line,
 		 const uint64_t *v, uint32_t given)
 {
 	cost_key k = {p, addr, line, code};
+	uint32_t i = p->last_cost;
+	if (i < p->ncosts && cost_eq(&k, i))
+		goto add;
 	uint32_t h = cg_hash(addr, line, code);
-	uint32_t i = cg_index_find(&p->cost_ix, h, cost_eq, &k);
+	i = cg_index_find(&p->cost_ix, h, cost_eq, &k);
 	if (i == CG_NONE) {
 		cg_cost c = {addr, line, code, 0, cg_pool_alloc(&p->pool, p->nslots)};
 		RT_PUSH(p->costs, p->ncosts, p->ccosts, c);
 		i = (uint32_t)p->ncosts - 1;
 		cg_index_add(&p->cost_ix, h, i);
 	}
+	p->last_cost = i;
+add:;
 	cg_cost *c = &p->costs[i];
 	add_values((uint64_t *)c->v, &c->given, v, given);
 }

@@ -17,13 +17,19 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Compression ids of one name kind: id from the file -> name id. */
+/* Compression ids of one name kind: id from the file -> name id.
+ * Producers number names from 1 up: those ids index an array; others
+ * (sparse, huge) go through a hash index. */
 typedef struct idmap {
+	uint32_t *dense; /* CG_NONE: undefined */
+	size_t ndense;
 	uint64_t *key;
 	uint32_t *val;
 	size_t n, cap;
 	cg_index ix;
 } idmap;
+
+#define IDMAP_DENSE (1u << 22)
 
 enum next_line { NEXT_COST, NEXT_CALL, NEXT_JUMP };
 
@@ -149,8 +155,26 @@ static int hexdigit(char c)
 	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
+/* Decimal digits with overflow checks: the slow path of parse_num for
+ * numbers of 20 digits or more (at most one fits in 64 bits). */
+static const char *parse_dec_checked(const char *s, const char *e, uint64_t *v, bool *overflow)
+{
+	uint64_t x = 0;
+	for (; s < e && is_digit(*s); s++) {
+		uint64_t d = (uint64_t)(*s - '0');
+		if (x > (UINT64_MAX - d) / 10) {
+			*overflow = true;
+			return NULL;
+		}
+		x = x * 10 + d;
+	}
+	*v = x;
+	return s;
+}
+
 /* Number := "0x" hex digits | decimal digits. Returns the end, or NULL
- * (no number there, or one beyond 64 bits: *overflow). */
+ * (no number there, or one beyond 64 bits: *overflow). Every cost line
+ * is numbers: up to 19 digits cannot overflow and skip the checks. */
 static inline const char *parse_num(const char *s, const char *e, uint64_t *v, bool *overflow)
 {
 	uint64_t x = 0;
@@ -169,20 +193,16 @@ static inline const char *parse_num(const char *s, const char *e, uint64_t *v, b
 		return s;
 	}
 	const char *start = s;
-	for (; s < e && is_digit(*s); s++) {
-		uint64_t d = (uint64_t)(*s - '0');
-		if (x > (UINT64_MAX - d) / 10) {
-			*overflow = true;
-			return NULL;
-		}
-		x = x * 10 + d;
-	}
+	for (; s < e && is_digit(*s); s++)
+		x = x * 10 + (uint64_t)(*s - '0');
+	if (s - start >= 20)
+		return parse_dec_checked(start, e, v, overflow);
 	*v = x;
 	return s > start ? s : NULL;
 }
 
 /* A number followed by a space or the end of the line. */
-static const char *number(reader *r, const char *s, const char *e, uint64_t *v, const char *what)
+static inline const char *number(reader *r, const char *s, const char *e, uint64_t *v, const char *what)
 {
 	bool ovf;
 	const char *q = parse_num(s, e, v, &ovf);
@@ -227,18 +247,30 @@ static bool id_eq(const void *ctx, uint32_t i)
 	return k->m->key[i] == k->id;
 }
 
-static uint32_t idmap_find(const idmap *m, uint64_t id, uint32_t *slot)
+static uint32_t idmap_find(const idmap *m, uint64_t id)
 {
+	if (id < IDMAP_DENSE)
+		return id < m->ndense ? m->dense[id] : CG_NONE;
 	id_key k = {m, id};
 	uint32_t i = cg_index_find(&m->ix, cg_hash(id, 0, 0), id_eq, &k);
-	*slot = i;
 	return i == CG_NONE ? CG_NONE : m->val[i];
 }
 
 static void idmap_set(idmap *m, uint64_t id, uint32_t name)
 {
-	uint32_t i;
-	if (idmap_find(m, id, &i) != CG_NONE) {
+	if (id < IDMAP_DENSE) {
+		if (id >= m->ndense) {
+			size_t n = m->ndense;
+			rt_grow((void **)&m->dense, &m->ndense, id + 1, sizeof *m->dense);
+			for (size_t i = n; i < m->ndense; i++)
+				m->dense[i] = CG_NONE;
+		}
+		m->dense[id] = name;
+		return;
+	}
+	id_key k = {m, id};
+	uint32_t i = cg_index_find(&m->ix, cg_hash(id, 0, 0), id_eq, &k);
+	if (i != CG_NONE) {
 		m->val[i] = name;
 		return;
 	}
@@ -250,6 +282,15 @@ static void idmap_set(idmap *m, uint64_t id, uint32_t name)
 	m->key[m->n] = id;
 	m->val[m->n] = name;
 	cg_index_add(&m->ix, cg_hash(id, 0, 0), (uint32_t)m->n++);
+}
+
+static void idmap_free(idmap *m)
+{
+	free(m->dense);
+	free(m->key);
+	free(m->val);
+	cg_index_free(&m->ix);
+	memset(m, 0, sizeof *m);
 }
 
 static const char *kind_spec[3] = {"ob=", "fl=", "fn="};
@@ -272,7 +313,7 @@ static int parse_name(reader *r, enum cg_kind k, const char *s, const char *e, u
 		return q || !ovf ? expected(r, q ? q : s + 1, e, "')' after the compressed name's id")
 				 : fail_at(r, s + 1, "compressed name id too large");
 	const char *name = skip_space(q + 1, e);
-	uint32_t slot, known = idmap_find(&r->ids[k], id, &slot);
+	uint32_t known = idmap_find(&r->ids[k], id);
 	if (name == e) {
 		if (known == CG_NONE)
 			return fail_at(r, s, "undefined compressed name (%" PRIu64 ") for %s", id,
@@ -643,7 +684,7 @@ static int hdr_file_level(reader *r, const char *k, size_t kn, const char *s, co
 		/* a new file's parts (concatenated files) number names afresh */
 		if (r->part)
 			for (int i = 0; i < 3; i++)
-				r->ids[i].n = 0, cg_index_free(&r->ids[i].ix);
+				idmap_free(&r->ids[i]);
 		return 0;
 	}
 	if (hdr_text(r, s, e, &r->creator))
@@ -796,41 +837,29 @@ static const char *subposition(reader *r, const char *s, const char *e, uint64_t
 	return skip_space(s, e);
 }
 
-/* The part's subpositions: pos[] by kind; `update` makes them the base
- * of the next relative ones (cost lines do; call and jump targets not). */
-static const char *positions(reader *r, const char *s, const char *e, uint64_t pos[4], bool update)
+/* The part's subpositions into pos[] (by kind), relative to the last
+ * cost line's. A cost line's are the base of the next ones; the target of
+ * calls=/jump=/jcnd= is not, and readers ignore it, so producers are loose
+ * there: Xdebug writes "calls=1 0 0" (a number too many), some leave it
+ * out. */
+static const char *subpositions(reader *r, const char *s, const char *e, uint64_t pos[4], bool target)
 {
 	const cg_part *pt = cur_part(r);
 	memcpy(pos, r->last, sizeof r->last);
-	for (uint32_t i = 0; i < pt->npositions; i++) {
+	for (uint32_t i = 0; i < pt->npositions && (!target || s < e); i++) {
 		uint8_t k = pt->positions[i];
 		if (!(s = subposition(r, s, e, r->last[k], &pos[k])))
 			return NULL;
 	}
-	if (update)
+	if (!target)
 		memcpy(r->last, pos, sizeof r->last);
-	return s;
-}
-
-/* The target of calls=/jump=/jcnd=: relative to the last cost line, not
- * its base. Readers ignore it, so producers are loose: Xdebug writes
- * "calls=1 0 0" (a number too many), some leave it out. */
-static int target(reader *r, const char *s, const char *e, uint64_t pos[4])
-{
-	const cg_part *pt = cur_part(r);
-	memcpy(pos, r->last, sizeof r->last);
-	for (uint32_t i = 0; i < pt->npositions && s < e; i++) {
-		uint8_t k = pt->positions[i];
-		if (!(s = subposition(r, s, e, r->last[k], &pos[k])))
-			return -1;
-	}
-	while (s < e) {
+	while (target && s < e) {
 		uint64_t d;
 		if (!(s = number(r, s, e, &d, "a position")))
-			return -1;
+			return NULL;
 		s = skip_space(s, e);
 	}
-	return 0;
+	return s;
 }
 
 /* Costs into r->vals by slot; returns how many slots were given, or -1.
@@ -864,7 +893,7 @@ static int cost_line(reader *r, const char *s, const char *e)
 	if (!r->ncols)
 		return fail_at(r, s, "cost line before the 'events:' line");
 	uint64_t pos[4];
-	if (!(s = positions(r, s, e, pos, true)))
+	if (!(s = subpositions(r, s, e, pos, false)))
 		return -1;
 	int given = costs(r, s, e, r->next == NEXT_COST);
 	if (given < 0)
@@ -928,7 +957,7 @@ static int association(reader *r, const char *k, const char *s, const char *e)
 		a = b;
 		b = t;
 	}
-	if (target(r, skip_space(s, e), e, pos))
+	if (!subpositions(r, skip_space(s, e), e, pos, true))
 		return -1;
 	uint64_t to_addr = r->flags & CG_READ_LINES ? 0 : pos[CG_POS_INSTR];
 	if (k[0] == 'c') {
@@ -1033,11 +1062,8 @@ static void reader_init(reader *r, cg_profile *p, const char *name, const cg_rea
 
 static void reader_free(reader *r)
 {
-	for (int k = 0; k < 3; k++) {
-		free(r->ids[k].key);
-		free(r->ids[k].val);
-		cg_index_free(&r->ids[k].ix);
-	}
+	for (int k = 0; k < 3; k++)
+		idmap_free(&r->ids[k]);
 	free(r->cols);
 	free(r->vals);
 }
