@@ -17,9 +17,9 @@ typedef struct ann_cc {
 	uint32_t given;
 } ann_cc;
 
+/* A "file:function" row; the string is not stored: ann_name_cmp()
+ * compares and ann_name_print() prints the two parts joined. */
 typedef struct ann_name {
-	const char *s; /* "file:function" */
-	uint32_t len;
 	uint32_t file;     /* display file id */
 	uint32_t fn;       /* function name id */
 	ann_cc tot;        /* the function table's entry */
@@ -103,6 +103,9 @@ void ann_print_events(ann *a, const uint32_t *w);
 /* callgrind_annotate's mycmp: by the sort events, biggest first. */
 int ann_cmp_cc(const ann *a, const ann_cc *x, const ann_cc *y);
 void ann_cc_add(ann *a, ann_cc *dst, const uint64_t *v, uint32_t given);
+/* Names ordered as Perl's cmp orders the joined strings. */
+int ann_name_cmp(const ann *a, uint32_t x, uint32_t y);
+void ann_name_print(ann *a, uint32_t name);
 /* Digits grouped by three ("1,234,567"). */
 void ann_commify(rt_out *o, uint64_t v);
 

@@ -260,15 +260,7 @@ static uint32_t name_get(ann *a, uint32_t file, uint32_t fn)
 	uint32_t i = cg_index_find(&a->name_ix, h, name_eq, &k);
 	if (i != CG_NONE)
 		return i;
-	const char *fname = cg_profile_name(a->p, CG_FUNCTION, fn);
-	size_t fl = a->files.lens[file], nl = strlen(fname);
-	char *s = rt_arena_alloc(&a->arena, fl + nl + 2);
-	memcpy(s, a->files.strs[file], fl);
-	s[fl] = ':';
-	memcpy(s + fl + 1, fname, nl + 1);
 	ann_name n = {0};
-	n.s = s;
-	n.len = (uint32_t)(fl + 1 + nl);
 	n.file = file;
 	n.fn = fn;
 	n.callers = n.callees = CG_NONE;
@@ -294,6 +286,53 @@ static void map_files(ann *a)
 		bool strip = cwd && len >= cl + 1 && !memcmp(s, cwd, cl) && s[cl] == '/';
 		a->fstrip[f] = strip ? rt_strtab_intern(&a->files, s + cl + 1, len - cl - 1) : a->fraw[f];
 	}
+}
+
+/* The parts of a joined name: file, ":", function. */
+typedef struct name_parts {
+	const char *p[3];
+	size_t n[3];
+} name_parts;
+
+static void name_parts_of(const ann *a, uint32_t name, name_parts *np)
+{
+	const ann_name *n = &a->names[name];
+	np->p[0] = a->files.strs[n->file];
+	np->n[0] = a->files.lens[n->file];
+	np->p[1] = ":";
+	np->n[1] = 1;
+	np->p[2] = a->p->names[CG_FUNCTION].strs[n->fn];
+	np->n[2] = a->p->names[CG_FUNCTION].lens[n->fn];
+}
+
+/* memcmp of the joined strings, a run of bytes that lies within one part
+ * of each at a time; the shorter first when one is a prefix. */
+int ann_name_cmp(const ann *a, uint32_t x, uint32_t y)
+{
+	name_parts u, v;
+	name_parts_of(a, x, &u);
+	name_parts_of(a, y, &v);
+	int i = 0, j = 0;
+	size_t oi = 0, oj = 0;
+	while (i < 3 && j < 3) {
+		size_t n = u.n[i] - oi < v.n[j] - oj ? u.n[i] - oi : v.n[j] - oj;
+		int c = n ? memcmp(u.p[i] + oi, v.p[j] + oj, n) : 0;
+		if (c)
+			return c;
+		if ((oi += n) == u.n[i])
+			i++, oi = 0;
+		if ((oj += n) == v.n[j])
+			j++, oj = 0;
+	}
+	return (i < 3) - (j < 3);
+}
+
+void ann_name_print(ann *a, uint32_t name)
+{
+	name_parts u;
+	name_parts_of(a, name, &u);
+	for (int i = 0; i < 3; i++)
+		rt_out_mem(&a->out, u.p[i], u.n[i]);
 }
 
 typedef struct line_key {
@@ -655,13 +694,9 @@ static void print_summary(ann *a)
 static int name_qcmp(const void *x, const void *y, void *ctx)
 {
 	const ann *a = ctx;
-	const ann_name *n = &a->names[*(const uint32_t *)x], *m = &a->names[*(const uint32_t *)y];
-	int c = ann_cmp_cc(a, &n->tot, &m->tot);
-	if (c)
-		return c;
-	size_t l = n->len < m->len ? n->len : m->len;
-	c = memcmp(n->s, m->s, l);
-	return c ? c : (n->len > m->len) - (n->len < m->len);
+	uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+	int c = ann_cmp_cc(a, &a->names[i].tot, &a->names[j].tot);
+	return c ? c : ann_name_cmp(a, i, j);
 }
 
 typedef struct tree_ctx {
@@ -675,13 +710,7 @@ static int pair_qcmp(const void *x, const void *y, void *ctx)
 	const ann *a = t->a;
 	const ann_pair *p = &a->pairs[*(const uint32_t *)x], *q = &a->pairs[*(const uint32_t *)y];
 	int c = ann_cmp_cc(a, &p->cc, &q->cc);
-	if (c)
-		return c;
-	const ann_name *n = &a->names[t->by_caller ? p->caller : p->callee];
-	const ann_name *m = &a->names[t->by_caller ? q->caller : q->callee];
-	size_t l = n->len < m->len ? n->len : m->len;
-	c = memcmp(n->s, m->s, l);
-	return c ? c : (n->len > m->len) - (n->len < m->len);
+	return c ? c : t->by_caller ? ann_name_cmp(a, p->caller, q->caller) : ann_name_cmp(a, p->callee, q->callee);
 }
 
 /* The callers (< ...) or callees (> ...) of one function. */
@@ -700,7 +729,7 @@ static void print_tree(ann *a, uint32_t name, bool callers, const uint32_t *w)
 		const ann_name *other = &a->names[callers ? pr->caller : pr->callee];
 		ann_print_cc(a, &pr->cc, w);
 		rt_out_str(&a->out, callers ? " < " : " >   ");
-		rt_out_mem(&a->out, other->s, other->len);
+		ann_name_print(a, callers ? pr->caller : pr->callee);
 		rt_out_str(&a->out, " (");
 		ann_commify(&a->out, pr->count);
 		rt_out_str(&a->out, "x)");
@@ -741,23 +770,33 @@ static void update_totals(const ann *a, __int128 *cur, const ann_cc *fn)
 	}
 }
 
-/* The file part of "file:function": up to the first ':' that has
- * something after it, as callgrind_annotate's s/:.+$// leaves it. */
-static uint32_t name_file_len(const ann_name *n)
+/* The file part of "file:function" as callgrind_annotate's s/:.+$//
+ * leaves it: up to the first ':' that has something after it (the file's
+ * own, or the joining one); the display file id of that string. */
+static uint32_t name_file(ann *a, const ann_name *n)
 {
-	for (uint32_t i = 0; i + 1 < n->len; i++)
-		if (n->s[i] == ':')
-			return i;
-	return n->len;
+	const char *f = a->files.strs[n->file];
+	const char *colon = strchr(f, ':');
+	size_t fl = a->files.lens[n->file];
+	if (colon) /* followed by its next byte or the joining ':' */
+		return rt_strtab_intern(&a->files, f, (size_t)(colon - f));
+	if (!a->p->names[CG_FUNCTION].lens[n->fn]) {
+		char *s = rt_arena_alloc(&a->arena, fl + 2);
+		memcpy(s, f, fl);
+		memcpy(s + fl, ":", 2);
+		return rt_strtab_intern(&a->files, s, fl + 1); /* "file:" has no ':' with text after it */
+	}
+	return n->file;
 }
 
-static void print_function(ann *a, const ann_name *n, const uint32_t *w, bool tree)
+static void print_function(ann *a, uint32_t name, const uint32_t *w, bool tree)
 {
+	const ann_name *n = &a->names[name];
 	ann_print_cc(a, &n->tot, w);
 	if (tree)
 		rt_out_str(&a->out, " * ");
 	rt_out_ch(&a->out, ' ');
-	rt_out_mem(&a->out, n->s, n->len);
+	ann_name_print(a, name);
 	const char *obj = n->has_obj ? cg_profile_name(a->p, CG_OBJECT, n->obj) : "";
 	if (*obj) {
 		rt_out_str(&a->out, " [");
@@ -791,17 +830,16 @@ static uint32_t *print_functions(ann *a, size_t *nfiles)
 		const ann_name *nm = &a->names[order[k]];
 		if (a->single_thr < 100 && thresholds_reached(a, cur))
 			break;
-		bool unknown = nm->len == 7 && !memcmp(nm->s, "???:???", 7);
+		bool unknown = !strcmp(a->files.strs[nm->file], "???") &&
+			       !strcmp(a->p->names[CG_FUNCTION].strs[nm->fn], "???");
 		if (tree)
 			rt_out_ch(&a->out, '\n');
 		if (a->o->tree_caller && !unknown)
 			print_tree(a, order[k], true, w);
-		print_function(a, nm, w, tree);
+		print_function(a, order[k], w, tree);
 		if (a->o->tree_calling && !unknown)
 			print_tree(a, order[k], false, w);
-		uint32_t fl = name_file_len(nm);
-		uint32_t f = fl == a->files.lens[nm->file] ? nm->file
-							 : rt_strtab_intern(&a->files, nm->s, fl);
+		uint32_t f = name_file(a, nm);
 		RT_PUSH(files, *nfiles, fcap, f);
 		update_totals(a, cur, &nm->tot);
 	}

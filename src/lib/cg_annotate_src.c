@@ -75,12 +75,7 @@ static int pline_qcmp(const void *x, const void *y, void *ctx)
 	const ann *a = ctx;
 	const ann_pline *p = &a->plines[*(const uint32_t *)x], *q = &a->plines[*(const uint32_t *)y];
 	int c = ann_cmp_cc(a, &a->pairs[p->pair].cc, &a->pairs[q->pair].cc);
-	if (c)
-		return c;
-	const ann_name *n = &a->names[p->callee], *m = &a->names[q->callee];
-	size_t l = n->len < m->len ? n->len : m->len;
-	c = memcmp(n->s, m->s, l);
-	return c ? c : (n->len > m->len) - (n->len < m->len);
+	return c ? c : ann_name_cmp(a, p->callee, q->callee);
 }
 
 /* The calls made on a line by the first function that called there. */
@@ -100,7 +95,7 @@ static void print_calls(src_ctx *c, uint32_t file, uint64_t line)
 		const ann_pline *pl = &a->plines[v[i]];
 		ann_print_cc(a, &pl->cc, c->w);
 		rt_out_str(&a->out, " => ");
-		rt_out_mem(&a->out, a->names[pl->callee].s, a->names[pl->callee].len);
+		ann_name_print(a, pl->callee);
 		rt_out_str(&a->out, " (");
 		ann_commify(&a->out, pl->count);
 		rt_out_str(&a->out, "x)\n");

@@ -147,12 +147,17 @@ static inline bool is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
-static int hexdigit(char c)
+/* Hex digit values + 1 (0: not a hex digit). */
+static const uint8_t hexval[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7,
+	['7'] = 8, ['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13,
+	['d'] = 14, ['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13,
+	['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
+static inline int hexdigit(char c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+	return hexval[(unsigned char)c] - 1;
 }
 
 /* Decimal digits with overflow checks: the slow path of parse_num for
@@ -175,7 +180,8 @@ static const char *parse_dec_checked(const char *s, const char *e, uint64_t *v, 
 /* Number := "0x" hex digits | decimal digits. Returns the end, or NULL
  * (no number there, or one beyond 64 bits: *overflow). Every cost line
  * is numbers: up to 19 digits cannot overflow and skip the checks. */
-static inline const char *parse_num(const char *s, const char *e, uint64_t *v, bool *overflow)
+static inline __attribute__((always_inline)) const char *parse_num(const char *s, const char *e,
+								    uint64_t *v, bool *overflow)
 {
 	uint64_t x = 0;
 	*overflow = false;
@@ -202,7 +208,7 @@ static inline const char *parse_num(const char *s, const char *e, uint64_t *v, b
 }
 
 /* A number followed by a space or the end of the line. */
-static inline const char *number(reader *r, const char *s, const char *e, uint64_t *v, const char *what)
+static inline __attribute__((always_inline)) const char *number(reader *r, const char *s, const char *e, uint64_t *v, const char *what)
 {
 	bool ovf;
 	const char *q = parse_num(s, e, v, &ovf);
