@@ -188,12 +188,13 @@ static inline __attribute__((always_inline)) const char *parse_num(const char *s
 	if (e - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && hexdigit(s[2]) >= 0) {
 		const char *start = s += 2;
 		int d;
-		for (; s < e && (d = hexdigit(*s)) >= 0; s++) {
-			if (s - start >= 16 && (x >> 60)) {
-				*overflow = true;
-				return NULL;
-			}
+		for (; s < e && (d = hexdigit(*s)) >= 0; s++)
 			x = x << 4 | (uint64_t)d;
+		while (s - start > 16 && *start == '0')
+			start++;
+		if (s - start > 16) {
+			*overflow = true;
+			return NULL;
 		}
 		*v = x;
 		return s;
@@ -945,7 +946,7 @@ static int association(reader *r, const char *k, const char *s, const char *e)
 	if (!r->ncols)
 		return fail_at(r, r->line, "'%s=' before the 'events:' line",
 			       k[0] == 'c' ? "calls" : k[1] == 'u' ? "jump" : "jcnd");
-	uint64_t a, b = 0, pos[4];
+	uint64_t a = 0, b = 0, pos[4];
 	s = skip_space(s, e);
 	const char *what = k[0] == 'c' ? "a call count" : "a jump count";
 	bool ovf;
