@@ -503,6 +503,9 @@ static int hdr_events(reader *r, const char *s, const char *e)
 	cg_profile *p = r->p;
 	if (r->part_events)
 		return fail_at(r, r->line, "a second 'events:' line in the part's header");
+	/* their values are per column of the events they were read with */
+	if (cur_part(r)->flags & (CG_HAS_SUMMARY | CG_HAS_TOTALS))
+		return fail_at(r, r->line, "'events:' after the part's 'summary:' or 'totals:' line");
 	uint32_t *evs = NULL;
 	size_t n = 0, cap = 0;
 	for (s = skip_space(s, e); s < e; s = skip_space(s, e)) {

@@ -15,8 +15,9 @@
  *   bit 7   report: --sort and --show with each event, derived ones too
  *
  * Invariants checked (abort otherwise): every index in the model points
- * into its table; the cost lines' values add up to the parts' sums (also
- * when reading stopped at an error); the report is written without error.
+ * into its table; summary: and totals: have no more values than columns;
+ * the cost lines' values add up to the parts' sums (also when reading
+ * stopped at an error); the report is written without error.
  * The report does not annotate sources (no file system access). */
 #define _GNU_SOURCE /* memfd_create */
 #include "rtrace/callgrind.h"
@@ -70,11 +71,14 @@ static void check_model(const cg_profile *p)
 		check(calls[i].code < ncode && calls[i].callee < nfn && calls[i].given <= slots, "call");
 	for (size_t i = 0; i < njump; i++)
 		check(jumps[i].code < ncode && jumps[i].to_fn < nfn && jumps[i].to_file < nfile, "jump");
-	for (size_t i = 0; i < npart; i++)
+	for (size_t i = 0; i < npart; i++) {
+		check(parts[i].nsummary <= parts[i].nevents && parts[i].ntotals <= parts[i].nevents,
+		      "summary: and totals: have a value per column at most");
 		for (uint32_t c = 0; c < parts[i].nevents; c++) {
 			check(parts[i].events[c] < nev && ev[parts[i].events[c]].slot < slots, "part events");
 			sum[ev[parts[i].events[c]].slot] -= parts[i].sum[c];
 		}
+	}
 	for (uint32_t k = 0; k < slots; k++)
 		check(sum[k] == 0, "cost lines add up to the parts' sums");
 	free(sum);

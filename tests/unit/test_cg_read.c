@@ -811,6 +811,8 @@ static void test_errors(void **state)
 		{"positions: line line\n", "t.cg:1:17: position 'line' given twice"},
 		{"events: Ir Ir\n", "t.cg:1:12: event 'Ir' listed twice"},
 		{"events: Ir\nevents: Dr\n", "t.cg:2:1: a second 'events:' line in the part's header"},
+		{"events: Ir Dr\nfn=f\n1 1 1\npart: 2\nsummary: 1 2\nevents: Ir\n",
+		 "t.cg:6:1: 'events:' after the part's 'summary:' or 'totals:' line"},
 		{"events:\n", "t.cg:1:8: expected event names, found end of line"},
 		{"events: Ir\nsummary: 1 2\n", "t.cg:2:12: more values than events (1) in 'summary:'"},
 		{"summary: 1\n", "t.cg:1:1: 'summary:' before the 'events:' line"},
