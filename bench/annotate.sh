@@ -18,9 +18,10 @@
 #   rtrace annotate OPTIONS PROFILE > FILE
 # and the medians are printed side by side with their ratio and peak RSS.
 # The outputs must be the same: rtrace's byte for byte with callgrind_
-# annotate's where ties are broken by name (the edit tests/cli/annotate.sh
-# makes; callgrind_annotate orders ties by Perl's hash order, which changes
-# from run to run), and line for line with callgrind_annotate's own.
+# annotate's where ties are broken by name (tests/cli/
+# callgrind_annotate_ties.sh; callgrind_annotate orders ties by Perl's hash
+# order, which changes from run to run), and line for line with
+# callgrind_annotate's own.
 #
 # Environment:
 #   RTRACE=path      rtrace binary (default build/rtrace)
@@ -37,19 +38,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 out=$here/out/annotate
-for arg in "$@"; do
-	case $arg in
-	--quick) QUICK=1 ;;
-	-h | --help)
-		sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
-		exit 0
-		;;
-	*)
-		echo "annotate.sh: unknown argument '$arg' (try --help)" >&2
-		exit 2
-		;;
-	esac
-done
+quick_or_help "$0" "$@"
 RTRACE=${RTRACE:-$root/build/rtrace}
 if [ -n "${QUICK:-}" ]; then
 	RUNS=${RUNS:-1}
@@ -84,10 +73,7 @@ printf '== profile: %s (%.1f MB, %s lines, %s fn= lines)\n' "$profile" "$(awk -v
 
 # callgrind_annotate with its ties broken by name: the byte-for-byte reference
 REF=$out/callgrind_annotate.ties
-sed -e 's/foreach my \$src_file (keys %all_ann_files)/foreach my $src_file (sort keys %all_ann_files)/' \
-	-e 's/my @user_ann_files = keys %user_ann_files;/my @user_ann_files = sort keys %user_ann_files;/' \
-	-e 's/\(mycmp(\$call_CCs{\$[a-z_]*,\$[a-z_]*}, \$call_CCs{\$[a-z_]*,\$[a-z_]*})\)$/\1 || $a cmp $b/' \
-	"$CA" > "$REF"
+bash "$root/tests/cli/callgrind_annotate_ties.sh" "$REF" "$CA"
 
 # measure OUT COMMAND...: "seconds peak-KB" of one run, its output in OUT
 measure() {

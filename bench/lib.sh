@@ -19,3 +19,23 @@ wait_idle() { # waits (at most $IDLE_WAIT s, default 900) for the CPU to go idle
 		fi
 	done
 }
+
+# quick_or_help SCRIPT ARGS...: the benchmarks' arguments: --quick sets
+# QUICK=1, -h/--help prints SCRIPT's header comment, anything else is an error
+quick_or_help() {
+	local script=$1 arg
+	shift
+	for arg in "$@"; do
+		case $arg in
+		--quick) QUICK=1 ;;
+		-h | --help)
+			sed -n '2,/^set -euo/p' "$script" | sed '$d; s/^# \{0,1\}//'
+			exit 0
+			;;
+		*)
+			echo "$(basename "$script"): unknown argument '$arg' (try --help)" >&2
+			exit 2
+			;;
+		esac
+	done
+}

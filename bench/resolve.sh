@@ -43,19 +43,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 out=$here/out/resolve
-for arg in "$@"; do
-	case $arg in
-	--quick) QUICK=1 ;;
-	-h | --help)
-		sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
-		exit 0
-		;;
-	*)
-		echo "resolve.sh: unknown argument '$arg' (try --help)" >&2
-		exit 2
-		;;
-	esac
-done
+quick_or_help "$0" "$@"
 RTRACE=${RTRACE:-$root/build/rtrace}
 TRACER=${TRACER:-$RTRACE}
 if [ -n "${QUICK:-}" ]; then

@@ -50,19 +50,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 out=$here/out/tracer
 
-for arg in "$@"; do
-	case $arg in
-	--quick) QUICK=1 ;;
-	-h | --help)
-		sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
-		exit 0
-		;;
-	*)
-		echo "tracer.sh: unknown argument '$arg' (try --help)" >&2
-		exit 2
-		;;
-	esac
-done
+quick_or_help "$0" "$@"
 if [ "${QUICK:-0}" = 1 ]; then
 	RUNS=${RUNS:-1}
 	CHURN_N=${CHURN_N:-300000}

@@ -265,18 +265,6 @@ static char *current_dir(void)
 	return getcwd(NULL, 0);
 }
 
-#define MAX_WARNINGS 10
-
-static void on_warning(void *ctx, const rt_diag *d)
-{
-	unsigned *n = ctx;
-	if (++*n > MAX_WARNINGS)
-		return;
-	char buf[1024];
-	rt_diag_format(d, buf, sizeof buf);
-	warning("%s", buf);
-}
-
 /* Reads the profile; returns 0, or 1 when the report will be partial. */
 static int read_profile(cg_profile *p, const char *path, bool *usable)
 {
@@ -284,19 +272,16 @@ static int read_profile(cg_profile *p, const char *path, bool *usable)
 	if (fd < 0)
 		die("cannot open '%s': %s", path, strerror(errno));
 	unsigned warnings = 0;
-	cg_read_opts ro = {CG_READ_MERGE_PARTS | CG_READ_LINES, on_warning, &warnings};
+	cg_read_opts ro = {CG_READ_MERGE_PARTS | CG_READ_LINES, cli_read_warning, &warnings};
 	cg_read_stats st;
 	rt_diag err;
 	int rc = cg_read_fd(p, fd, path, &ro, &st, &err);
 	close(fd);
-	if (warnings > MAX_WARNINGS)
-		warning("%u more warning(s) not shown", warnings - MAX_WARNINGS);
+	cli_warnings_end(warnings);
 	*usable = cg_profile_slots(p) > 0;
 	if (!rc)
 		return 0;
-	char buf[1024];
-	rt_diag_format(&err, buf, sizeof buf);
-	error("%s", buf);
+	cli_diag_error(&err);
 	if (*usable)
 		info("note: the report is partial: it covers what was read before the error (%" PRIu64
 		     " line(s))", st.lines ? st.lines - 1 : 0);

@@ -29,6 +29,16 @@ void info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * option strings start with ':' and opterr is 0. */
 noreturn void cli_bad_option(const char *cmd, int c, char **argv);
 
+/* Readers' warnings: the first CLI_MAX_WARNINGS are printed ("file:line:
+ * col: msg"), the others counted in *count; cli_warnings_end() says how
+ * many were not shown. */
+#define CLI_MAX_WARNINGS 10
+void cli_count_warning(unsigned *count, const rt_diag *d);
+void cli_read_warning(void *count, const rt_diag *d); /* as a reader callback */
+void cli_warnings_end(unsigned count);
+/* A reader's error, as "rtrace: error: file:line:col: msg". */
+void cli_diag_error(const rt_diag *d);
+
 /* Strict number parsing for option values: the whole string must parse. */
 bool cli_parse_u64(const char *s, int base, uint64_t *v);
 /* v with its digits grouped by three ("1,234,567"); buf: 27 bytes or more. */

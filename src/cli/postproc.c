@@ -221,16 +221,9 @@ static void on_call(void *ctx, rt_trace *t, const rt_call *c)
 		rt_trace_append_call(t, c);
 }
 
-#define MAX_WARNINGS 10
-
 static void on_warning(void *ctx, const rt_diag *d)
 {
-	sink *s = ctx;
-	if (++s->warnings > MAX_WARNINGS)
-		return;
-	char buf[1024];
-	rt_diag_format(d, buf, sizeof buf);
-	warning("%s", buf);
+	cli_count_warning(&((sink *)ctx)->warnings, d);
 }
 
 static void select_calls(rt_trace *t, const postproc_opts *o)
@@ -456,13 +449,9 @@ int cmd_postproc(int argc, char **argv)
 	if (s.leaks)
 		rt_leaks_finish(s.leaks, t);
 	rt_leaks_free(s.leaks);
-	if (s.warnings > MAX_WARNINGS)
-		warning("%u more warning(s) not shown", s.warnings - MAX_WARNINGS);
-	if (rc) {
-		char buf[1024];
-		rt_diag_format(&err, buf, sizeof buf);
-		error("%s", buf);
-	}
+	cli_warnings_end(s.warnings);
+	if (rc)
+		cli_diag_error(&err);
 	if (rc && rt_trace_header_count(t) == 0) {
 		/* nothing usable was read: writing an empty trace would mislead */
 		rt_trace_free(t);

@@ -132,18 +132,6 @@ static void parse_options(int argc, char **argv, resolve_opts *o)
 		die_usage("resolve", "unexpected argument '%s' (the input is given with -i)", argv[optind]);
 }
 
-#define MAX_WARNINGS 10
-
-static void on_read_warning(void *ctx, const rt_diag *d)
-{
-	unsigned *n = ctx;
-	if (++*n > MAX_WARNINGS)
-		return;
-	char buf[1024];
-	rt_diag_format(d, buf, sizeof buf);
-	warning("%s", buf);
-}
-
 static int write_output(rt_trace *t, const char *path)
 {
 	rt_write_opts w = {0};
@@ -177,19 +165,15 @@ int cmd_resolve(int argc, char **argv)
 	}
 	rt_trace *t = rt_trace_new();
 	unsigned warnings = 0;
-	rt_read_opts ro = {0, NULL, on_read_warning, &warnings};
+	rt_read_opts ro = {0, NULL, cli_read_warning, &warnings};
 	rt_read_stats st;
 	rt_diag err;
 	int rc = cli_read_trace(t, fd, name, &ro, &st, &err);
 	if (fd != STDIN_FILENO)
 		close(fd);
-	if (warnings > MAX_WARNINGS)
-		warning("%u more warning(s) not shown", warnings - MAX_WARNINGS);
-	if (rc) {
-		char buf[1024];
-		rt_diag_format(&err, buf, sizeof buf);
-		error("%s", buf);
-	}
+	cli_warnings_end(warnings);
+	if (rc)
+		cli_diag_error(&err);
 	int wrc = -1;
 	if (!rc || rt_trace_header_count(t)) {
 		cli_resolve(t, &o.res);

@@ -64,6 +64,33 @@ void info(const char *fmt, ...)
 	va_end(ap);
 }
 
+void cli_count_warning(unsigned *count, const rt_diag *d)
+{
+	if (++*count > CLI_MAX_WARNINGS)
+		return;
+	char buf[1024];
+	rt_diag_format(d, buf, sizeof buf);
+	warning("%s", buf);
+}
+
+void cli_read_warning(void *count, const rt_diag *d)
+{
+	cli_count_warning(count, d);
+}
+
+void cli_warnings_end(unsigned count)
+{
+	if (count > CLI_MAX_WARNINGS)
+		warning("%u more warning(s) not shown", count - CLI_MAX_WARNINGS);
+}
+
+void cli_diag_error(const rt_diag *d)
+{
+	char buf[1024];
+	rt_diag_format(d, buf, sizeof buf);
+	error("%s", buf);
+}
+
 bool cli_parse_u64(const char *s, int base, uint64_t *v)
 {
 	char *end;

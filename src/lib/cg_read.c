@@ -112,25 +112,10 @@ static void warn_line(reader *r, uint64_t line, const char *fmt, ...)
 	r->o->warn(r->o->ctx, &d);
 }
 
-/* What was found where something else was expected. */
-static const char *found(const char *s, const char *e, char *buf, size_t n)
-{
-	if (s >= e)
-		return "end of line";
-	unsigned char c = (unsigned char)*s;
-	if (c == ' ' || c == '\t')
-		return "a space";
-	if (c > 0x20 && c < 0x7f)
-		snprintf(buf, n, "'%c'", c);
-	else
-		snprintf(buf, n, "byte 0x%02x", c);
-	return buf;
-}
-
 static int expected(reader *r, const char *s, const char *e, const char *what)
 {
 	char fb[16];
-	return fail_at(r, s, "expected %s, found %s", what, found(s, e, fb, sizeof fb));
+	return fail_at(r, s, "expected %s, found %s", what, rt_diag_found(s, e, fb, sizeof fb));
 }
 
 /* --- lexing --- */

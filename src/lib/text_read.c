@@ -82,26 +82,11 @@ static void warn(parser *p, uint32_t col, const char *fmt, ...)
 	p->o->warn(p->o->ctx, &d);
 }
 
-/* Describes the byte found where something else was expected. */
-static const char *found(const char *s, const char *end, char *buf, size_t n)
-{
-	if (s >= end)
-		return "end of line";
-	unsigned char c = (unsigned char)*s;
-	if (c >= 0x21 && c < 0x7f)
-		snprintf(buf, n, "'%c'", c);
-	else if (c == ' ')
-		snprintf(buf, n, "a space");
-	else
-		snprintf(buf, n, "byte 0x%02x", c);
-	return buf;
-}
-
 #define EXPECTED(p, line, s, end, what)                                          \
 	do {                                                                     \
 		char fb_[16];                                                    \
 		return fail(p, line, s, "expected %s, found %s", what,           \
-			    found(s, end, fb_, sizeof fb_));                     \
+			    rt_diag_found(s, end, fb_, sizeof fb_));                     \
 	} while (0)
 
 static const signed char hexval[256] = {

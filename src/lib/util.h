@@ -59,4 +59,8 @@ static inline uint64_t rt_mix64(uint64_t x)
 
 uint64_t rt_hash_bytes(const void *p, size_t n);
 
+/* The readers' "found ..." in "expected X, found Y": the byte at s
+ * ("'x'", "a space", "byte 0x01") or "end of line"; buf: 16 bytes. */
+const char *rt_diag_found(const char *s, const char *end, char *buf, size_t n);
+
 #endif

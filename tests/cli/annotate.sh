@@ -6,9 +6,9 @@
 #
 # callgrind_annotate orders ties (callers and callees of equal cost, the
 # annotated files) by Perl's hash order, which changes from run to run. The
-# reference is therefore a copy of it whose sorts break ties by name (five
-# lines, checked below); the unchanged tool must print the same lines in
-# its own order. Where the two tools read a file differently on purpose
+# reference is therefore a copy of it whose sorts break ties by name
+# (callgrind_annotate_ties.sh: five lines); the unchanged tool must print
+# the same lines in its own order. Where the two tools read a file differently on purpose
 # (several parts, CRLF, pprof's calls=0, hex costs), rtrace's numbers are
 # checked against the format's rules instead.
 . "$(dirname "$0")/lib.sh"
@@ -22,12 +22,7 @@ CA=$(command -v callgrind_annotate)
   { echo "annotate.sh: $CA is not version 3.19: $("$CA" --version 2>&1)" >&2; exit 1; }
 
 REF=$TMP/callgrind_annotate.ties
-sed -e 's/foreach my \$src_file (keys %all_ann_files)/foreach my $src_file (sort keys %all_ann_files)/' \
-  -e 's/my @user_ann_files = keys %user_ann_files;/my @user_ann_files = sort keys %user_ann_files;/' \
-  -e 's/\(mycmp(\$call_CCs{\$[a-z_]*,\$[a-z_]*}, \$call_CCs{\$[a-z_]*,\$[a-z_]*})\)$/\1 || $a cmp $b/' \
-  "$CA" > "$REF"
-[ "$(diff "$CA" "$REF" | grep -c '^>')" = 5 ] ||
-  { echo "annotate.sh: the tie-breaking edit does not apply to $CA" >&2; exit 1; }
+bash "$(dirname "$0")/callgrind_annotate_ties.sh" "$REF" "$CA" || exit 1
 
 # same NAME DIR ARGS...: in DIR, `rtrace annotate ARGS` prints what the
 # reference prints, and the same lines as callgrind_annotate itself
