@@ -1125,8 +1125,9 @@ int cg_read_mem(cg_profile *p, const char *buf, size_t len, const char *name,
 
 /* Feeds the complete lines of buf[0, len); returns how many bytes were
  * consumed (the rest is an incomplete line), or -1 on a parse error. */
-static ssize_t feed_chunk(reader *r, const char *buf, size_t len)
+static ssize_t feed_chunk(void *ctx, const char *buf, size_t len)
 {
+	reader *r = ctx;
 	const char *s = buf, *end = buf + len, *nl;
 	while ((nl = memchr(s, '\n', (size_t)(end - s)))) {
 		if (feed_line(r, s, nl))
@@ -1136,49 +1137,32 @@ static ssize_t feed_chunk(reader *r, const char *buf, size_t len)
 	return s - buf;
 }
 
+static int stream_last(void *ctx, const char *buf, size_t len)
+{
+	return feed_last(ctx, buf, buf + len);
+}
+
+static int stream_error(void *ctx, int errnum, const char *buf, size_t len)
+{
+	reader *r = ctx;
+	(void)buf;
+	(void)len;
+	r->line = NULL;
+	if (!errnum) {
+		r->lineno++;
+		return fail_at(r, NULL, "line longer than %u bytes (not a Callgrind profile?)", CG_MAX_LINE);
+	}
+	int rc = fail_at(r, NULL, "cannot read: %s", strerror(errnum));
+	r->err->line = 0;
+	return rc;
+}
+
 int cg_read_fd(cg_profile *p, int fd, const char *name, const cg_read_opts *o,
 	       cg_read_stats *st, rt_diag *err)
 {
 	reader r;
 	reader_init(&r, p, name, o, err);
-	size_t cap = 1u << 20, len = 0;
-	char *buf = rt_xmalloc(cap);
-	int rc = 0;
-	for (;;) {
-		ssize_t n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r.line = NULL;
-			rc = fail_at(&r, NULL, "cannot read: %s", strerror(errno));
-			r.err->line = 0;
-			break;
-		}
-		if (n == 0) {
-			if (len)
-				rc = feed_last(&r, buf, buf + len);
-			break;
-		}
-		r.st.bytes += (uint64_t)n;
-		len += (size_t)n;
-		ssize_t used = feed_chunk(&r, buf, len);
-		if (used < 0) {
-			rc = -1;
-			break;
-		}
-		memmove(buf, buf + used, len - (size_t)used);
-		len -= (size_t)used;
-		if (len == cap) {
-			if (cap >= 2 * (size_t)CG_MAX_LINE) {
-				r.lineno++;
-				r.line = NULL;
-				rc = fail_at(&r, NULL, "line longer than %u bytes (not a Callgrind profile?)",
-					     CG_MAX_LINE);
-				break;
-			}
-			buf = rt_xrealloc(buf, cap *= 2);
-		}
-	}
-	free(buf);
+	rt_stream s = {feed_chunk, stream_last, stream_error, &r, 1u << 20, CG_MAX_LINE, &r.st.bytes};
+	int rc = rt_stream_fd(fd, &s);
 	return finish(&r, rc, st);
 }

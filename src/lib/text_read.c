@@ -718,46 +718,39 @@ int rt_text_read_mem(rt_trace *t, const char *buf, size_t len, const char *name,
 
 #define READ_CHUNK (4u << 20)
 
+static ssize_t stream_feed(void *ctx, const char *buf, size_t len)
+{
+	int rc = 0;
+	size_t used = feed_lines(ctx, buf, len, &rc);
+	return rc ? -1 : (ssize_t)used;
+}
+
+static int stream_last(void *ctx, const char *buf, size_t len)
+{
+	return truncated(ctx, buf, buf + len);
+}
+
+static int stream_error(void *ctx, int errnum, const char *buf, size_t len)
+{
+	parser *p = ctx;
+	(void)len;
+	if (!errnum) {
+		p->line++;
+		return fail(p, buf, buf + RT_TEXT_MAX_LINE, "expected a line of at most %u bytes",
+			    RT_TEXT_MAX_LINE);
+	}
+	int rc = fail(p, NULL, NULL, "read error: %s", strerror(errnum));
+	p->err->line = 0;
+	return rc;
+}
+
 int rt_text_read_fd(rt_trace *t, int fd, const char *name,
 		    const rt_read_opts *opts, rt_read_stats *stats, rt_diag *err)
 {
 	parser p;
 	parser_init(&p, t, name, opts, err);
-	int rc = 0;
-	size_t cap = READ_CHUNK, len = 0;
-	char *buf = rt_xmalloc(cap);
-	for (;;) {
-		if (cap - len < READ_CHUNK / 2) {
-			if (len > RT_TEXT_MAX_LINE) {
-				p.line++;
-				rc = fail(&p, buf, buf + RT_TEXT_MAX_LINE,
-					  "expected a line of at most %u bytes", RT_TEXT_MAX_LINE);
-				break;
-			}
-			cap *= 2;
-			buf = rt_xrealloc(buf, cap);
-		}
-		ssize_t r = read(fd, buf + len, cap - len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			rc = fail(&p, NULL, NULL, "read error: %s", strerror(errno));
-			err->line = 0;
-			break;
-		}
-		if (r == 0) {
-			if (len)
-				rc = truncated(&p, buf, buf + len);
-			break;
-		}
-		p.stats.bytes += (uint64_t)r;
-		len += (size_t)r;
-		size_t used = feed_lines(&p, buf, len, &rc);
-		if (rc)
-			break;
-		memmove(buf, buf + used, len - used);
-		len -= used;
-	}
-	free(buf);
+	rt_stream st = {stream_feed, stream_last, stream_error, &p, READ_CHUNK, RT_TEXT_MAX_LINE,
+			&p.stats.bytes};
+	int rc = rt_stream_fd(fd, &st);
 	return parser_finish(&p, stats, rc);
 }

@@ -1,8 +1,10 @@
 #include "util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Out of memory is not recoverable for a post-processor holding a model:
  * fail loudly instead of returning half-built data. */
@@ -170,4 +172,40 @@ uint32_t rt_strtab_intern(rt_strtab *t, const char *s, size_t len)
 	t->lens[id] = (uint32_t)len;
 	t->slots[i] = id + 1;
 	return id;
+}
+
+/* The buffer grows (by doubling) only when less than half a chunk is
+ * free, that is for a line longer than half a chunk, up to max_line. */
+int rt_stream_fd(int fd, const rt_stream *st)
+{
+	size_t cap = st->chunk, len = 0;
+	char *buf = rt_xmalloc(cap);
+	int rc = 0;
+	for (;;) {
+		if (cap - len < st->chunk / 2) {
+			if (len > st->max_line) {
+				rc = st->error(st->ctx, 0, buf, len);
+				break;
+			}
+			buf = rt_xrealloc(buf, cap *= 2);
+		}
+		ssize_t n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = n < 0 ? st->error(st->ctx, errno, NULL, 0) : len ? st->last(st->ctx, buf, len) : 0;
+			break;
+		}
+		*st->bytes += (uint64_t)n;
+		len += (size_t)n;
+		ssize_t used = st->feed(st->ctx, buf, len);
+		if (used < 0) {
+			rc = -1;
+			break;
+		}
+		memmove(buf, buf + used, len - (size_t)used);
+		len -= (size_t)used;
+	}
+	free(buf);
+	return rc;
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
 void *rt_xmalloc(size_t n);
 void *rt_xcalloc(size_t n, size_t size);
@@ -58,6 +59,25 @@ static inline uint64_t rt_mix64(uint64_t x)
 }
 
 uint64_t rt_hash_bytes(const void *p, size_t n);
+
+/* Streams a file descriptor to a line parser, in chunks: what a chunk
+ * ends with (an incomplete line) is kept for the next one. */
+typedef struct rt_stream {
+	/* Parses the complete lines at the start of buf[0, len); returns the
+	 * bytes used, or -1 to stop (the parser has its error). */
+	ssize_t (*feed)(void *ctx, const char *buf, size_t len);
+	/* The input ended with buf[0, len) and no newline after it. */
+	int (*last)(void *ctx, const char *buf, size_t len);
+	/* errnum: a read error; 0: a line longer than max_line, buf[0, len)
+	 * its start. Returns the reader's error status. */
+	int (*error)(void *ctx, int errnum, const char *buf, size_t len);
+	void *ctx;
+	size_t chunk, max_line;
+	uint64_t *bytes; /* counts the bytes read */
+} rt_stream;
+
+/* Returns 0, or what feed/last/error returned to stop. */
+int rt_stream_fd(int fd, const rt_stream *st);
 
 /* The readers' "found ..." in "expected X, found Y": the byte at s
  * ("'x'", "a space", "byte 0x01") or "end of line"; buf: 16 bytes. */
