@@ -29,7 +29,7 @@ static const char usage_text[] =
 	"      --sort=A,B,C          sort by events A,B,C [event column order]; each\n"
 	"                            can be followed by :N, a threshold percentage of\n"
 	"                            its own (then --threshold is ignored)\n"
-	"      --threshold=N         list functions until N%% of the primary sort\n"
+	"      --threshold=N         list functions until N% of the primary sort\n"
 	"                            event is covered (0-100) [99]\n"
 	"      --show-percs=yes|no   show a percentage for each non-zero count [yes]\n"
 	"      --auto=yes|no         annotate the source files of the listed\n"

@@ -132,17 +132,9 @@ static inline bool is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
-/* Hex digit values + 1 (0: not a hex digit). */
-static const uint8_t hexval[256] = {
-	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7,
-	['7'] = 8, ['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13,
-	['d'] = 14, ['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13,
-	['D'] = 14, ['E'] = 15, ['F'] = 16,
-};
-
 static inline int hexdigit(char c)
 {
-	return hexval[(unsigned char)c] - 1;
+	return rt_hexval[(unsigned char)c] - 1;
 }
 
 /* Decimal digits with overflow checks: the slow path of parse_num for

@@ -89,22 +89,15 @@ static void warn(parser *p, uint32_t col, const char *fmt, ...)
 			    rt_diag_found(s, end, fb_, sizeof fb_));                     \
 	} while (0)
 
-static const signed char hexval[256] = {
-	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7,
-	['7'] = 8, ['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13,
-	['d'] = 14, ['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13,
-	['D'] = 14, ['E'] = 15, ['F'] = 16,
-};
-
 /* Parses hex digits (no prefix) into *v; returns the end or NULL. */
 static const char *parse_hex(const char *s, const char *end, uint64_t *v)
 {
 	uint64_t x = 0;
 	const char *start = s;
-	while (s < end && hexval[(unsigned char)*s]) {
+	while (s < end && rt_hexval[(unsigned char)*s]) {
 		if (s - start >= 16)
 			return NULL;
-		x = (x << 4) | (uint64_t)(hexval[(unsigned char)*s] - 1);
+		x = (x << 4) | (uint64_t)(rt_hexval[(unsigned char)*s] - 1);
 		s++;
 	}
 	*v = x;

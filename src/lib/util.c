@@ -6,6 +6,13 @@
 #include <string.h>
 #include <unistd.h>
 
+const uint8_t rt_hexval[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7,
+	['7'] = 8, ['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13,
+	['d'] = 14, ['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13,
+	['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
 /* Out of memory is not recoverable for a post-processor holding a model:
  * fail loudly instead of returning half-built data. */
 static void rt_oom(size_t n)

@@ -60,6 +60,9 @@ static inline uint64_t rt_mix64(uint64_t x)
 
 uint64_t rt_hash_bytes(const void *p, size_t n);
 
+/* Hex digit values + 1, by byte (0: not a hex digit). */
+extern const uint8_t rt_hexval[256];
+
 /* Streams a file descriptor to a line parser, in chunks: what a chunk
  * ends with (an incomplete line) is kept for the next one. */
 typedef struct rt_stream {
