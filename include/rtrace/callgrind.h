@@ -9,7 +9,10 @@
  * file (its own, or one inlined into it: fi=/fe=); self costs are kept per
  * (code, position), calls per (code, call site, callee) with their count
  * and inclusive cost, jumps per (source, target). Memory follows the
- * number of distinct names and positions, not the size of the file. */
+ * number of distinct names and positions, not the size of the file.
+ * Position lines carry no information of their own (the format says so):
+ * a function exists once a cost, call or jump line uses it, so fn= lines
+ * that only define a compressed name make none. */
 #ifndef RTRACE_CALLGRIND_H
 #define RTRACE_CALLGRIND_H
 
