@@ -19,3 +19,21 @@ wait_idle() { # waits (at most $IDLE_WAIT s, default 900) for the CPU to go idle
 		fi
 	done
 }
+
+bench_args() { # NAME SCRIPT ARGS...: --quick sets QUICK=1; -h/--help prints SCRIPT's header
+	local name=$1 script=$2 arg
+	shift 2
+	for arg in "$@"; do
+		case $arg in
+		--quick) QUICK=1 ;;
+		-h | --help)
+			sed -n '2,/^set -euo/p' "$script" | sed '$d; s/^# \{0,1\}//'
+			exit 0
+			;;
+		*)
+			echo "$name: unknown argument '$arg' (try --help)" >&2
+			exit 2
+			;;
+		esac
+	done
+}

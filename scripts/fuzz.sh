@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses (build-fuzz/, clang) if needed and fuzzes,
-# each for half the given time: the text-protocol reader/writer
-# (fuzz_text_read), then the binary trace reader (fuzz_bin_read).
+# each for a third of the given time: the text-protocol reader/writer
+# (fuzz_text_read), the binary trace reader (fuzz_bin_read), then the
+# Valgrind XML reader (fuzz_vgxml_read).
 #
-#   scripts/fuzz.sh [SECONDS]        default 60, shared by the two harnesses
+#   scripts/fuzz.sh [SECONDS]        default 60, shared by the three harnesses
 #
 # Seeds of fuzz_text_read: the sp-rtrace conformance fixtures
 # (../shared/fixtures relative to the repository root, or $RTRACE_FIXTURES),
 # tests/fuzz/corpus/ and the regression inputs in tests/fuzz/regressions/.
 # Seeds of fuzz_bin_read: tests/fuzz/corpus-bin/ (written by
 # tests/cli/gen_bin_trace) and tests/fuzz/regressions-bin/ when it exists.
+# Seeds of fuzz_vgxml_read: tests/fuzz/corpus-vgxml/ (the files of
+# tests/data/vgxml) and tests/fuzz/regressions-vgxml/.
 # Set FUZZ_NO_REGRESSIONS=1 to leave the regression inputs out, e.g. while a
 # known bug is still open. Everything the run writes (new corpus entries,
 # crash inputs, the logs) goes to a temporary directory ($FUZZ_WORKDIR if
@@ -25,7 +28,7 @@ if ! [[ $secs =~ ^[1-9][0-9]*$ ]]; then
   echo "usage: $0 [SECONDS]   (a positive number of seconds, default 60)" >&2
   exit 2
 fi
-half=$((secs / 2 > 0 ? secs / 2 : 1))
+share=$((secs / 3 > 0 ? secs / 3 : 1))
 
 fixtures=${RTRACE_FIXTURES:-$root/../shared/fixtures}/sp-rtrace/postproc
 if [ ! -d "$fixtures" ]; then
@@ -44,7 +47,7 @@ else
   # has no rule for it
   cmake -S "$root" -B "$build" -DRTRACE_FUZZ=ON -DRTRACE_TESTS=OFF >/dev/null
 fi
-cmake --build "$build" --target fuzz_text_read fuzz_bin_read -j"$(nproc 2>/dev/null || echo 2)" >/dev/null
+cmake --build "$build" --target fuzz_text_read fuzz_bin_read fuzz_vgxml_read -j"$(nproc 2>/dev/null || echo 2)" >/dev/null
 
 work=${FUZZ_WORKDIR:-$(mktemp -d "${TMPDIR:-/tmp}/rtrace-fuzz.XXXXXX")}
 
@@ -57,25 +60,25 @@ copy_seeds() {
   return 0
 }
 
-# fuzz HARNESS DICT: runs it on $corpus for $half seconds; 0 when clean
+# fuzz HARNESS DICT: runs it on $corpus for $share seconds; 0 when clean
 fuzz() {
   local name=$1 dict=$2 bin=$build/$1 dir=$work/$1
   local log=$dir/fuzz.log nseeds rc crashes
   nseeds=$(find "$corpus" -type f | wc -l)
-  echo "fuzz.sh: $name: $nseeds seed(s), ${half}s, work directory $dir" >&2
+  echo "fuzz.sh: $name: $nseeds seed(s), ${share}s, work directory $dir" >&2
   set +e
   UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
   "$bin" \
     -dict="$dict" \
     -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
-    -max_total_time="$half" -print_final_stats=1 \
+    -max_total_time="$share" -print_final_stats=1 \
     -artifact_prefix="$dir/artifacts/" \
     "$corpus" 2>&1 | tee "$log" | grep -E "^#[0-9]+.*(pulse|DONE)|^stat::|ERROR|SUMMARY|Test unit written|^$name:" >&2
   rc=${PIPESTATUS[0]}
   set -e
   crashes=$(find "$dir/artifacts" -type f | sort)
   if [ -z "$crashes" ] && [ "$rc" -eq 0 ]; then
-    echo "fuzz.sh: $name: no crash in ${half}s; new corpus in $corpus, log $log" >&2
+    echo "fuzz.sh: $name: no crash in ${share}s; new corpus in $corpus, log $log" >&2
     return 0
   fi
   echo "fuzz.sh: $name found a problem (exit status $rc); full log: $log" >&2
@@ -109,5 +112,12 @@ mkdir -p "$corpus" "$work/fuzz_bin_read/artifacts"
 copy_seeds "$root/tests/fuzz/corpus-bin" ""
 [ -n "${FUZZ_NO_REGRESSIONS:-}" ] || copy_seeds "$root/tests/fuzz/regressions-bin" regression-
 fuzz fuzz_bin_read "$root/tests/fuzz/dict/bin.dict" || status=1
+
+# the Valgrind XML reader
+corpus=$work/fuzz_vgxml_read/corpus
+mkdir -p "$corpus" "$work/fuzz_vgxml_read/artifacts"
+copy_seeds "$root/tests/fuzz/corpus-vgxml" ""
+[ -n "${FUZZ_NO_REGRESSIONS:-}" ] || copy_seeds "$root/tests/fuzz/regressions-vgxml" regression-
+fuzz fuzz_vgxml_read "$root/tests/fuzz/dict/vgxml.dict" || status=1
 
 exit $status

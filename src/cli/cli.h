@@ -34,7 +34,16 @@ bool cli_parse_u64(const char *s, int base, uint64_t *v);
 /* v with its digits grouped by three ("1,234,567"); buf: 27 bytes or more. */
 const char *cli_grouped(uint64_t v, char *buf);
 
-/* Reads a text or a binary trace (told by content) from fd (postproc.c). */
+/* The formats an input can be in (input.c). */
+enum cli_format { CLI_TEXT, CLI_BINARY, CLI_VGXML };
+
+/* Reads a text trace, a binary trace or Valgrind XML (told by content)
+ * from fd, a file or a pipe; *format (may be NULL) says which it was.
+ * Valgrind XML goes into the trace's Valgrind documents; its calls are
+ * none, st->lines counts its elements. */
+int cli_read_input(rt_trace *t, int fd, const char *name, const rt_read_opts *ro,
+		   rt_read_stats *st, rt_diag *err, enum cli_format *format);
+/* The same without telling the format. */
 int cli_read_trace(rt_trace *t, int fd, const char *name, const rt_read_opts *ro,
 		   rt_read_stats *st, rt_diag *err);
 
@@ -43,6 +52,7 @@ typedef struct cli_resolve_opts {
 	const char **debug_dirs;
 	size_t ndebug_dirs;
 	const char *root;
+	bool no_cache; /* --no-cache: no decompressed copies of debug files */
 } cli_resolve_opts;
 
 void cli_resolve_add_debug_dir(cli_resolve_opts *o, const char *cmd, const char *dir);
@@ -54,5 +64,6 @@ void cli_resolve_opts_free(cli_resolve_opts *o);
 int cmd_postproc(int argc, char **argv);
 int cmd_resolve(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 
 #endif

@@ -1,5 +1,6 @@
 #include "util.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,19 @@ char *rt_xstrdup(const char *s)
 {
 	size_t n = strlen(s) + 1;
 	return memcpy(rt_xmalloc(n), s, n);
+}
+
+char *rt_xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	char *s = rt_xmalloc(n > 0 ? (size_t)n + 1 : 1);
+	va_start(ap, fmt);
+	vsnprintf(s, n > 0 ? (size_t)n + 1 : 1, fmt, ap);
+	va_end(ap);
+	return s;
 }
 
 void rt_grow(void **p, size_t *cap, size_t need, size_t elem)
@@ -99,6 +113,23 @@ char *rt_arena_strndup(rt_arena *a, const char *s, size_t n)
 	memcpy(p, s, n);
 	p[n] = '\0';
 	return p;
+}
+
+rt_arena_mark rt_arena_get_mark(const rt_arena *a)
+{
+	rt_arena_mark m = {a->head, a->cur, a->end};
+	return m;
+}
+
+void rt_arena_rewind(rt_arena *a, rt_arena_mark m)
+{
+	while (a->head != m.head) {
+		struct rt_arena_chunk *next = a->head->next;
+		free(a->head);
+		a->head = next;
+	}
+	a->cur = m.cur;
+	a->end = m.end;
 }
 
 uint64_t rt_hash_bytes(const void *p, size_t n)
@@ -166,4 +197,18 @@ uint32_t rt_strtab_intern(rt_strtab *t, const char *s, size_t len)
 	t->lens[id] = (uint32_t)len;
 	t->slots[i] = id + 1;
 	return id;
+}
+
+/* Linear probing lets the most recent key go by just emptying its slot:
+ * no key inserted before it (or re-inserted before it by a rehash, which
+ * goes in id order) probed past that slot, since it was empty then. */
+void rt_strtab_truncate(rt_strtab *t, size_t n)
+{
+	while (t->n > n) {
+		uint32_t id = (uint32_t)--t->n;
+		size_t i = rt_hash_bytes(t->strs[id], t->lens[id]) & (t->nslots - 1);
+		while (t->slots[i] != id + 1)
+			i = (i + 1) & (t->nslots - 1);
+		t->slots[i] = 0;
+	}
 }

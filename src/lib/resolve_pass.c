@@ -1,0 +1,264 @@
+/* The pass over a trace's backtraces (rt_resolve_trace).
+ *
+ * It walks the backtraces twice. The first walk collects the distinct
+ * addresses; they are then looked up module by module, in address order
+ * (consecutive addresses share their unit, function and line table rows),
+ * and the second walk gives each frame its text, interned straight into
+ * the trace.
+ *
+ * While the lookups go through one module, a second thread prepares the
+ * next ones: opens them (with their symbol tables and debug files, which
+ * may mean filling the cache of debug files), places their mappings and
+ * loads libdw's tables for their first unit. Modules have a libdwfl
+ * session each and this thread touches nothing the lookups do; a module's
+ * warnings are kept until the lookups reach it, so they come out in the
+ * order of the modules' first addresses, as without the thread. */
+#include "resolve_int.h"
+
+#include <elfutils/libdw.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Where a pending entry goes: its module's rank (order of first sight),
+ * then by mapping and address. */
+typedef struct rt_rorder {
+	uint32_t rank, map, ent;
+	uint64_t addr;
+} rt_rorder;
+
+static int order_cmp(const void *a, const void *b)
+{
+	const rt_rorder *x = a, *y = b;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	if (x->map != y->map)
+		return x->map < y->map ? -1 : 1;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->ent < y->ent ? -1 : x->ent > y->ent;
+}
+
+/* The modules to look into and their entries: order sorted, the entries
+ * of the module of rank k in order[start[k] .. start[k + 1]). ready: how
+ * many modules are prepared (under lock). */
+typedef struct rt_rplan {
+	rt_resolver *r;
+	rt_rorder *order;
+	size_t n, *start, nmods, ready;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+} rt_rplan;
+
+/* The pending entries in order, ranked by module. */
+static void plan(rt_resolver *r, rt_rplan *p)
+{
+	uint32_t *rank = rt_xmalloc((r->nmods ? r->nmods : 1) * sizeof *rank);
+	memset(rank, 0xff, (r->nmods ? r->nmods : 1) * sizeof *rank);
+	p->order = rt_xmalloc((r->nents ? r->nents : 1) * sizeof *p->order);
+	for (size_t i = 0; i < r->nents; i++) {
+		const rt_rent *e = &r->ents[i];
+		uint32_t mod = r->maps[e->map].mod;
+		if (e->done)
+			continue;
+		if (rank[mod] == RT_NONE)
+			rank[mod] = (uint32_t)p->nmods++;
+		p->order[p->n++] = (rt_rorder){rank[mod], e->map, (uint32_t)i, e->addr};
+	}
+	rt_resolve_sort(p->order, p->n, sizeof *p->order, order_cmp);
+	p->start = rt_xmalloc((p->nmods + 1) * sizeof *p->start);
+	for (size_t i = 0, k = 0; i <= p->n; i++) {
+		while (k < p->nmods + 1 && (i == p->n || p->order[i].rank >= k))
+			p->start[k++] = i;
+	}
+	free(rank);
+}
+
+/* Opens the module of rank k, places its mappings and loads its first
+ * address's unit, its warnings kept. */
+static void prepare(rt_rplan *p, size_t k)
+{
+	rt_resolver *r = p->r;
+	const rt_rorder *first = &p->order[p->start[k]], *end = &p->order[p->start[k + 1]];
+	rt_rmap *map = &r->maps[first->map];
+	rt_rmod *m = &r->mods[map->mod];
+	rt_resolve_defer_warnings(m);
+	for (const rt_rorder *o = first; o < end; o++) {
+		if (o == first || o->map != o[-1].map)
+			rt_resolve_usable(r, &r->maps[o->map]);
+	}
+	rt_resolve_defer_warnings(NULL);
+	if (m->state != MOD_OK || !map->placed || map->bad)
+		return;
+	Dwarf_Addr bias;
+	Dwarf_Die *cudie = dwfl_module_addrdie(m->mod, rt_resolve_dwfl_addr(r, &r->ents[first->ent]), &bias);
+	if (cudie)
+		rt_resolve_unit(m, cudie);
+}
+
+/* Prepares the modules from rank 1 on (the first one is the lookups'). */
+static void *prepare_rest(void *arg)
+{
+	rt_rplan *p = arg;
+	for (size_t k = 1; k < p->nmods; k++) {
+		prepare(p, k);
+		pthread_mutex_lock(&p->lock);
+		p->ready = k + 1;
+		pthread_cond_broadcast(&p->cond);
+		pthread_mutex_unlock(&p->lock);
+	}
+	return NULL;
+}
+
+static void wait_ready(rt_rplan *p, size_t k)
+{
+	pthread_mutex_lock(&p->lock);
+	while (p->ready <= k)
+		pthread_cond_wait(&p->cond, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* Looks up every collected entry, module by module; a second thread
+ * prepares the modules after the first while this one prepares the first
+ * and looks into it. */
+static void compute_pending(rt_resolver *r)
+{
+	rt_rplan p = {r, NULL, 0, NULL, 0, 1, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+	pthread_t th;
+	plan(r, &p);
+	bool threaded = p.nmods > 1 && pthread_create(&th, NULL, prepare_rest, &p) == 0;
+	if (p.nmods)
+		prepare(&p, 0);
+	if (!threaded)
+		prepare_rest(&p);
+	for (size_t k = 0; k < p.nmods; k++) {
+		wait_ready(&p, k);
+		rt_rmod *m = &r->mods[r->maps[p.order[p.start[k]].map].mod];
+		rt_resolve_flush_warnings(r, m);
+		for (size_t i = p.start[k]; i < p.start[k + 1]; i++)
+			rt_resolve_compute(r, &r->ents[p.order[i].ent]);
+	}
+	if (threaded)
+		pthread_join(th, NULL);
+	free(p.start);
+	free(p.order);
+}
+
+/* Records e's inline chain in the output trace, once. */
+static void record(rt_resolver *r, rt_rent *e)
+{
+	rt_srcloc locs[64];
+	uint32_t n = e->n < 64 ? e->n : 64;
+	for (uint32_t i = 0; i < n; i++) {
+		const rt_resolve_loc *l = &r->locs[e->off + i];
+		locs[i].fn = r->lids[e->off + i].fn;
+		locs[i].file = r->lids[e->off + i].file;
+		locs[i].line = l->line;
+		locs[i].flags = l->demangled ? RT_SRCLOC_DEMANGLED : 0;
+	}
+	rt_rmod *m = &r->mods[r->maps[e->map].mod];
+	if (m->path_id == RT_NONE)
+		m->path_id = rt_trace_intern(r->out, m->path, strlen(m->path));
+	rt_frame f = {e->addr, e->text_id};
+	rt_trace_set_frame_info(r->out, &f, m->path_id, locs, n);
+	e->recorded = true;
+}
+
+/* A walk over the calls' backtraces: each backtrace is taken once, with
+ * the index of its first call (which picks among overlapping mappings).
+ * The first walk notes the entry of each unresolved frame (ents), the
+ * second takes them back in the same order. */
+typedef struct rt_rwalk {
+	uint32_t *memo; /* new backtrace id by old; RT_NONE: not seen */
+	rt_frame *buf;
+	size_t cap;
+	uint32_t *ents; /* entry index of each unresolved frame, RT_NONE: no mapping */
+	size_t nents, cents, next;
+} rt_rwalk;
+
+static void collect_bt(rt_resolver *r, rt_trace *t, uint32_t bt, uint64_t call_index, rt_rwalk *w)
+{
+	const rt_frame *f = rt_trace_bt_frames(t, bt);
+	for (uint32_t i = 0, n = rt_trace_bt_len(t, bt); i < n; i++) {
+		if (f[i].text != RT_NONE)
+			continue;
+		rt_rent *e = rt_resolve_entry(r, f[i].addr, call_index, false);
+		uint32_t id = e ? (uint32_t)(e - r->ents) : RT_NONE;
+		RT_PUSH(w->ents, w->nents, w->cents, id);
+	}
+}
+
+/* The backtrace bt with its unresolved frames resolved, interned. */
+static uint32_t resolve_bt(rt_resolver *r, rt_trace *t, uint32_t bt, rt_rwalk *w)
+{
+	uint32_t n = rt_trace_bt_len(t, bt);
+	if (!n)
+		return bt;
+	rt_grow((void **)&w->buf, &w->cap, n, sizeof *w->buf);
+	memcpy(w->buf, rt_trace_bt_frames(t, bt), n * sizeof *w->buf);
+	bool changed = false;
+	for (uint32_t i = 0; i < n; i++) {
+		rt_frame *f = &w->buf[i];
+		if (f->text != RT_NONE)
+			continue; /* resolved already, perhaps on the traced machine */
+		uint32_t id = w->ents[w->next++];
+		rt_rent *e = id != RT_NONE ? &r->ents[id] : NULL;
+		if (!e || e->text_id == RT_NONE)
+			continue;
+		if (!e->recorded)
+			record(r, e);
+		f->text = e->text_id;
+		changed = true;
+	}
+	return changed ? rt_trace_intern_bt(t, w->buf, n) : bt;
+}
+
+/* One walk over the calls: collecting (resolve false) or rewriting their
+ * backtraces. */
+static void walk_calls(rt_resolver *r, rt_trace *t, rt_rwalk *w, bool resolve)
+{
+	uint32_t nbt = rt_trace_bt_count(t);
+	memset(w->memo, 0xff, (nbt ? nbt : 1) * sizeof *w->memo); /* RT_NONE */
+	rt_call *calls = rt_trace_calls(t);
+	for (size_t i = 0, n = rt_trace_call_count(t); i < n; i++) {
+		rt_call *c = &calls[i];
+		if (c->kind == RT_CALL_DEAD || c->bt >= nbt)
+			continue;
+		if (w->memo[c->bt] == RT_NONE && !resolve) {
+			collect_bt(r, t, c->bt, c->index, w);
+			w->memo[c->bt] = c->bt;
+		} else if (w->memo[c->bt] == RT_NONE) {
+			w->memo[c->bt] = resolve_bt(r, t, c->bt, w);
+		}
+		if (resolve)
+			c->bt = w->memo[c->bt];
+	}
+}
+
+static void mark_resolved(rt_trace *t)
+{
+	if (rt_trace_filter_bits(t) & RT_FILTER_RESOLVE)
+		return;
+	const char *f = rt_trace_header(t, "filter");
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s%sresolve", f ? f : "", f && *f ? "|" : "");
+	rt_trace_set_header(t, "filter", buf);
+}
+
+void rt_resolve_trace(rt_trace *t, const rt_resolve_opts *opts, rt_resolve_stats *st)
+{
+	rt_resolver *r = rt_resolve_new_for(t, opts, t);
+	uint32_t nbt = rt_trace_bt_count(t);
+	rt_rwalk w = {rt_xmalloc((nbt ? nbt : 1) * sizeof *w.memo), NULL, 0, NULL, 0, 0, 0};
+	walk_calls(r, t, &w, false);
+	compute_pending(r);
+	walk_calls(r, t, &w, true);
+	mark_resolved(t);
+	if (st)
+		*st = r->st;
+	free(w.buf);
+	free(w.ents);
+	free(w.memo);
+	rt_resolve_free(r);
+}
