@@ -55,8 +55,18 @@ typedef struct cli_resolve_opts {
 	bool no_cache; /* --no-cache: no decompressed copies of debug files */
 } cli_resolve_opts;
 
-void cli_resolve_add_debug_dir(cli_resolve_opts *o, const char *cmd, const char *dir);
-void cli_resolve_set_root(cli_resolve_opts *o, const char *cmd, const char *dir);
+/* The resolver's options, spelled the same on every command that
+ * resolves: their getopt_long entries and values. */
+enum { CLI_OPT_DEBUG_DIR = 0x1000, CLI_OPT_ROOT, CLI_OPT_NO_CACHE };
+#define CLI_RESOLVE_LONGOPTS                                              \
+	{"debug-dir", required_argument, NULL, CLI_OPT_DEBUG_DIR},       \
+	{"root", required_argument, NULL, CLI_OPT_ROOT},                 \
+	{"no-cache", no_argument, NULL, CLI_OPT_NO_CACHE}
+/* Takes getopt's result c when it is one of the resolver's options (arg:
+ * its value); false when it is not. */
+bool cli_resolve_option(cli_resolve_opts *o, const char *cmd, int c, const char *arg);
+/* Whether any resolver option was given. */
+bool cli_resolve_opts_given(const cli_resolve_opts *o);
 /* Resolves t's backtraces; unreadable modules are warnings. */
 void cli_resolve(rt_trace *t, const cli_resolve_opts *o);
 void cli_resolve_opts_free(cli_resolve_opts *o);

@@ -29,6 +29,8 @@ static const char usage_text[] =
 	"      --debug-dir DIR       look for separate debug info in DIR too (repeatable)\n"
 	"      --root DIR            resolve against DIR, a copy of the traced machine's\n"
 	"                            file system\n"
+	"      --no-cache            no cache of inflated debug files (see\n"
+	"                            'rtrace resolve --help')\n"
 	"      --gen-suppressions=MODE  xml: all gives each error the suppression\n"
 	"                            that would hide it, as memcheck does; no (default)\n"
 	"      --show-leak-kinds=SET xml: loss records written (default definite,possible;\n"
@@ -52,7 +54,7 @@ typedef struct convert_opts {
 	rt_vgxml_write_opts xml;
 } convert_opts;
 
-enum { OPT_NO_RESOLVE = 256, OPT_DEBUG_DIR, OPT_ROOT, OPT_GEN_SUPP, OPT_SHOW_KINDS };
+enum { OPT_NO_RESOLVE = 256, OPT_GEN_SUPP, OPT_SHOW_KINDS };
 
 static bool ends_with(const char *s, const char *suffix)
 {
@@ -92,8 +94,7 @@ static void parse_options(int argc, char **argv, convert_opts *o)
 		{"to", required_argument, NULL, 't'},
 		{"output", required_argument, NULL, 'o'},
 		{"no-resolve", no_argument, NULL, OPT_NO_RESOLVE},
-		{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
-		{"root", required_argument, NULL, OPT_ROOT},
+		CLI_RESOLVE_LONGOPTS,
 		{"gen-suppressions", required_argument, NULL, OPT_GEN_SUPP},
 		{"show-leak-kinds", required_argument, NULL, OPT_SHOW_KINDS},
 		{"quiet", no_argument, NULL, 'q'},
@@ -106,14 +107,14 @@ static void parse_options(int argc, char **argv, convert_opts *o)
 		switch (c) {
 		case 'o': o->output = optarg; break;
 		case OPT_NO_RESOLVE: o->no_resolve = true; break;
-		case OPT_DEBUG_DIR: cli_resolve_add_debug_dir(&o->res, "convert", optarg); break;
-		case OPT_ROOT: cli_resolve_set_root(&o->res, "convert", optarg); break;
 		case 't':
 		case OPT_GEN_SUPP:
 		case OPT_SHOW_KINDS: parse_value(c, optarg, o); break;
 		case 'q': cli_quiet = true; break;
 		case 'h': fputs(usage_text, stdout); exit(RT_EXIT_OK);
-		default: cli_bad_option("convert", c, argv);
+		default:
+			if (!cli_resolve_option(&o->res, "convert", c, optarg))
+				cli_bad_option("convert", c, argv);
 		}
 	}
 	if (optind >= argc)

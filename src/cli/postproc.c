@@ -73,7 +73,7 @@ typedef struct postproc_opts {
 	const char *call_address;
 } postproc_opts;
 
-enum { OPT_INCLUDE = 256, OPT_EXCLUDE, OPT_CALL_ADDRESS, OPT_DEBUG_DIR, OPT_ROOT, OPT_NO_CACHE };
+enum { OPT_INCLUDE = 256, OPT_EXCLUDE, OPT_CALL_ADDRESS };
 
 static uint32_t parse_mask(const char *arg, const char *what)
 {
@@ -113,9 +113,7 @@ static void parse_options(int argc, char **argv, postproc_opts *o)
 		{"exclude", required_argument, NULL, OPT_EXCLUDE},
 		{"call-address", required_argument, NULL, OPT_CALL_ADDRESS},
 		{"resolve", no_argument, NULL, 'r'},
-		{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
-		{"root", required_argument, NULL, OPT_ROOT},
-		{"no-cache", no_argument, NULL, OPT_NO_CACHE},
+		CLI_RESOLVE_LONGOPTS,
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -130,9 +128,6 @@ static void parse_options(int argc, char **argv, postproc_opts *o)
 		case 'l': o->leaks = true; break;
 		case 'c': o->compress = true; break;
 		case 'r': o->resolve = true; break;
-		case OPT_DEBUG_DIR: cli_resolve_add_debug_dir(&o->res, "postproc", optarg); break;
-		case OPT_ROOT: cli_resolve_set_root(&o->res, "postproc", optarg); break;
-		case OPT_NO_CACHE: o->res.no_cache = true; break;
 		case 's': o->sort = parse_sort(optarg); o->sort_given = true; break;
 		case 'C': o->by_context = true; o->context_mask = parse_mask(optarg, "context"); break;
 		case 'R': o->by_resource = true; o->resource_mask = parse_mask(optarg, "resource"); break;
@@ -146,14 +141,16 @@ static void parse_options(int argc, char **argv, postproc_opts *o)
 		case OPT_CALL_ADDRESS: o->call_address = optarg; break;
 		case 'q': cli_quiet = true; break;
 		case 'h': fputs(usage_text, stdout); exit(RT_EXIT_OK);
-		default: cli_bad_option("postproc", c, argv);
+		default:
+			if (!cli_resolve_option(&o->res, "postproc", c, optarg))
+				cli_bad_option("postproc", c, argv);
 		}
 	}
 	if (optind < argc)
 		die_usage("postproc", "unexpected argument '%s' (the input is given with -i)", argv[optind]);
 	if (o->sort_given && !o->compress)
 		die_usage("postproc", "--sort orders the groups of --compress; add -c");
-	if ((o->res.ndebug_dirs || o->res.root || o->res.no_cache) && !o->resolve)
+	if (cli_resolve_opts_given(&o->res) && !o->resolve)
 		die_usage("postproc", "--debug-dir, --root and --no-cache are options of --resolve; add -r");
 }
 

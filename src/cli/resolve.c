@@ -49,9 +49,8 @@ static const char usage_text[] =
 	"Exit status: 0 ok, 1 bad input or I/O error (what was read before the\n"
 	"error is still written), 2 bad command line.\n";
 
-enum { OPT_DEBUG_DIR = 256, OPT_ROOT, OPT_NO_CACHE };
 
-void cli_resolve_add_debug_dir(cli_resolve_opts *o, const char *cmd, const char *dir)
+static void add_debug_dir(cli_resolve_opts *o, const char *cmd, const char *dir)
 {
 	struct stat st;
 	if (!*dir || strchr(dir, ':'))
@@ -65,7 +64,7 @@ void cli_resolve_add_debug_dir(cli_resolve_opts *o, const char *cmd, const char 
 	o->debug_dirs = v;
 }
 
-void cli_resolve_set_root(cli_resolve_opts *o, const char *cmd, const char *dir)
+static void set_root(cli_resolve_opts *o, const char *cmd, const char *dir)
 {
 	struct stat st;
 	if (!*dir || strchr(dir, ':'))
@@ -75,6 +74,21 @@ void cli_resolve_set_root(cli_resolve_opts *o, const char *cmd, const char *dir)
 	if (!S_ISDIR(st.st_mode))
 		die_usage(cmd, "invalid --root '%s': not a directory", dir);
 	o->root = dir;
+}
+
+bool cli_resolve_option(cli_resolve_opts *o, const char *cmd, int c, const char *arg)
+{
+	switch (c) {
+	case CLI_OPT_DEBUG_DIR: add_debug_dir(o, cmd, arg); return true;
+	case CLI_OPT_ROOT: set_root(o, cmd, arg); return true;
+	case CLI_OPT_NO_CACHE: o->no_cache = true; return true;
+	default: return false;
+	}
+}
+
+bool cli_resolve_opts_given(const cli_resolve_opts *o)
+{
+	return o->ndebug_dirs || o->root || o->no_cache;
 }
 
 void cli_resolve_opts_free(cli_resolve_opts *o)
@@ -136,9 +150,7 @@ static void parse_options(int argc, char **argv, resolve_opts *o)
 	static const struct option longopts[] = {
 		{"input-file", required_argument, NULL, 'i'},
 		{"output-file", required_argument, NULL, 'o'},
-		{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
-		{"root", required_argument, NULL, OPT_ROOT},
-		{"no-cache", no_argument, NULL, OPT_NO_CACHE},
+		CLI_RESOLVE_LONGOPTS,
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -149,12 +161,11 @@ static void parse_options(int argc, char **argv, resolve_opts *o)
 		switch (c) {
 		case 'i': o->input = optarg; break;
 		case 'o': o->output = optarg; break;
-		case OPT_DEBUG_DIR: cli_resolve_add_debug_dir(&o->res, "resolve", optarg); break;
-		case OPT_ROOT: cli_resolve_set_root(&o->res, "resolve", optarg); break;
-		case OPT_NO_CACHE: o->res.no_cache = true; break;
 		case 'q': cli_quiet = true; break;
 		case 'h': fputs(usage_text, stdout); exit(RT_EXIT_OK);
-		default: cli_bad_option("resolve", c, argv);
+		default:
+			if (!cli_resolve_option(&o->res, "resolve", c, optarg))
+				cli_bad_option("resolve", c, argv);
 		}
 	}
 	if (optind < argc)

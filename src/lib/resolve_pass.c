@@ -14,6 +14,7 @@
  * warnings are kept until the lookups reach it, so they come out in the
  * order of the modules' first addresses, as without the thread. */
 #include "resolve_int.h"
+#include "rtrace/heapcheck.h"
 
 #include <elfutils/libdw.h>
 #include <pthread.h>
@@ -175,6 +176,7 @@ typedef struct rt_rwalk {
 	size_t cap;
 	uint32_t *ents; /* entry index of each unresolved frame, RT_NONE: no mapping */
 	size_t nents, cents, next;
+	uint32_t nbt; /* backtraces before the pass: the memo's size */
 } rt_rwalk;
 
 static void collect_bt(rt_resolver *r, rt_trace *t, uint32_t bt, uint64_t call_index, rt_rwalk *w)
@@ -214,25 +216,43 @@ static uint32_t resolve_bt(rt_resolver *r, rt_trace *t, uint32_t bt, rt_rwalk *w
 	return changed ? rt_trace_intern_bt(t, w->buf, n) : bt;
 }
 
-/* One walk over the calls: collecting (resolve false) or rewriting their
- * backtraces. */
+/* One backtrace of a walk: collected the first time it is seen, or
+ * rewritten (the memo gives each backtrace its resolved id once). */
+static void walk_bt(rt_resolver *r, rt_trace *t, rt_rwalk *w, uint32_t *bt, uint64_t index,
+		    bool resolve)
+{
+	if (*bt >= w->nbt)
+		return;
+	if (w->memo[*bt] == RT_NONE && !resolve) {
+		collect_bt(r, t, *bt, index, w);
+		w->memo[*bt] = *bt;
+	} else if (w->memo[*bt] == RT_NONE) {
+		w->memo[*bt] = resolve_bt(r, t, *bt, w);
+	}
+	if (resolve)
+		*bt = w->memo[*bt];
+}
+
+/* One walk over the calls, then the stacks of the heap checking results
+ * (loss records read from Valgrind XML, heap errors' release, allocation
+ * and free stacks, which need not be any call's): collecting (resolve
+ * false) or rewriting their backtraces. */
 static void walk_calls(rt_resolver *r, rt_trace *t, rt_rwalk *w, bool resolve)
 {
-	uint32_t nbt = rt_trace_bt_count(t);
-	memset(w->memo, 0xff, (nbt ? nbt : 1) * sizeof *w->memo); /* RT_NONE */
+	memset(w->memo, 0xff, (w->nbt ? w->nbt : 1) * sizeof *w->memo); /* RT_NONE */
 	rt_call *calls = rt_trace_calls(t);
-	for (size_t i = 0, n = rt_trace_call_count(t); i < n; i++) {
-		rt_call *c = &calls[i];
-		if (c->kind == RT_CALL_DEAD || c->bt >= nbt)
-			continue;
-		if (w->memo[c->bt] == RT_NONE && !resolve) {
-			collect_bt(r, t, c->bt, c->index, w);
-			w->memo[c->bt] = c->bt;
-		} else if (w->memo[c->bt] == RT_NONE) {
-			w->memo[c->bt] = resolve_bt(r, t, c->bt, w);
-		}
-		if (resolve)
-			c->bt = w->memo[c->bt];
+	for (size_t i = 0, n = rt_trace_call_count(t); i < n; i++)
+		if (calls[i].kind != RT_CALL_DEAD)
+			walk_bt(r, t, w, &calls[i].bt, calls[i].index, resolve);
+	size_t nl = rt_trace_leak_count(t), ne = rt_trace_heap_error_count(t);
+	rt_leak *l = nl ? rt_trace_leaks(t) : NULL;
+	for (size_t i = 0; i < nl; i++)
+		walk_bt(r, t, w, &l[i].bt, l[i].index, resolve);
+	rt_heap_error *e = ne ? rt_trace_heap_errors(t) : NULL;
+	for (size_t i = 0; i < ne; i++) {
+		walk_bt(r, t, w, &e[i].bt, e[i].index, resolve);
+		walk_bt(r, t, w, &e[i].alloc_bt, e[i].index, resolve);
+		walk_bt(r, t, w, &e[i].free_bt, e[i].index, resolve);
 	}
 }
 
@@ -250,7 +270,7 @@ void rt_resolve_trace(rt_trace *t, const rt_resolve_opts *opts, rt_resolve_stats
 {
 	rt_resolver *r = rt_resolve_new_for(t, opts, t);
 	uint32_t nbt = rt_trace_bt_count(t);
-	rt_rwalk w = {rt_xmalloc((nbt ? nbt : 1) * sizeof *w.memo), NULL, 0, NULL, 0, 0, 0};
+	rt_rwalk w = {rt_xmalloc((nbt ? nbt : 1) * sizeof *w.memo), NULL, 0, NULL, 0, 0, 0, nbt};
 	walk_calls(r, t, &w, false);
 	compute_pending(r);
 	walk_calls(r, t, &w, true);

@@ -18,19 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Resolved backtraces by their addresses (open addressing). */
-typedef struct twins {
-	uint32_t *slots; /* bt + 1, 0 = empty */
-	size_t mask;
-} twins;
-
+/* The document being built. */
 typedef struct bld {
 	rt_trace *t;
 	const rt_vgxml_write_opts *o;
 	uint32_t root;
 	uint64_t unique;  /* next error's <unique> */
 	bool verdicts;    /* the trace has the leak check's per-block verdicts */
-	twins tw;
 } bld;
 
 static uint32_t add(bld *b, uint32_t parent, const char *name, const char *text)
@@ -159,86 +153,10 @@ static bool is_main(const rt_trace *t, const rt_frame *f)
 	       !strcmp(rt_trace_str(t, fi.locs[fi.n - 1].fn), "main");
 }
 
-/* --- resolved twins: the heap checking results keep the backtrace ids
- * the tracer wrote, while a resolver gives the calls new, resolved ones
- * with the same addresses. --- */
-
-static uint64_t bt_hash(const rt_trace *t, uint32_t bt)
-{
-	uint64_t h = 0;
-	const rt_frame *f = rt_trace_bt_frames(t, bt);
-	for (uint32_t i = 0, n = rt_trace_bt_len(t, bt); i < n; i++)
-		h = rt_mix64(h ^ f[i].addr) + i;
-	return h;
-}
-
-static bool same_addrs(const rt_trace *t, uint32_t a, uint32_t b)
-{
-	uint32_t n = rt_trace_bt_len(t, a);
-	const rt_frame *x = rt_trace_bt_frames(t, a), *y = rt_trace_bt_frames(t, b);
-	if (n != rt_trace_bt_len(t, b))
-		return false;
-	for (uint32_t i = 0; i < n; i++)
-		if (x[i].addr != y[i].addr)
-			return false;
-	return true;
-}
-
-static bool bt_resolved(const rt_trace *t, uint32_t bt)
-{
-	const rt_frame *f = rt_trace_bt_frames(t, bt);
-	for (uint32_t i = 0, n = rt_trace_bt_len(t, bt); i < n; i++)
-		if (f[i].text != RT_NONE)
-			return true;
-	return false;
-}
-
-/* The slot of bt's addresses: a resolved backtrace with them, or empty. */
-static uint32_t *twin_slot(const rt_trace *t, const twins *tw, uint32_t bt)
-{
-	for (size_t i = bt_hash(t, bt) & tw->mask;; i = (i + 1) & tw->mask)
-		if (!tw->slots[i] || same_addrs(t, tw->slots[i] - 1, bt))
-			return &tw->slots[i];
-}
-
-/* The calls' resolved backtraces, each looked at once. */
-static void twins_init(const rt_trace *t, twins *tw)
-{
-	size_t n = rt_trace_call_count(t), nbt = rt_trace_bt_count(t), cap = 16;
-	while (cap < 2 * nbt + 2)
-		cap *= 2;
-	tw->slots = rt_xcalloc(cap, sizeof *tw->slots);
-	tw->mask = cap - 1;
-	uint8_t *seen = rt_xcalloc(nbt ? nbt : 1, 1);
-	const rt_call *c = rt_trace_calls_const(t);
-	for (size_t i = 0; i < n; i++) {
-		uint32_t bt = c[i].bt;
-		if (bt >= nbt || seen[bt] || c[i].kind == RT_CALL_DEAD)
-			continue;
-		seen[bt] = 1;
-		if (bt_resolved(t, bt)) {
-			uint32_t *s = twin_slot(t, tw, bt);
-			if (!*s)
-				*s = bt + 1;
-		}
-	}
-	free(seen);
-}
-
-/* bt, or its resolved twin when bt itself is not resolved. */
-static uint32_t resolved_bt(const bld *b, uint32_t bt)
-{
-	if (bt == RT_NONE || bt_resolved(b->t, bt))
-		return bt;
-	uint32_t s = *twin_slot(b->t, &b->tw, bt);
-	return s ? s - 1 : bt;
-}
-
 /* The stack of a call to fn from backtrace bt, ending at main as
  * memcheck's do (--show-below-main=no). RT_NONE when nothing is known. */
 static uint32_t doc_stack(bld *b, uint32_t fn, uint32_t bt)
 {
-	bt = resolved_bt(b, bt);
 	uint32_t n = bt == RT_NONE ? 0 : rt_trace_bt_len(b->t, bt), k = 0;
 	rt_frame *v = rt_xmalloc((n + 1) * sizeof *v);
 	if (fn != RT_NONE && *rt_trace_str(b->t, fn))
@@ -657,8 +575,7 @@ static void add_loss_records(bld *b)
 uint32_t rt_vgdoc_build(rt_trace *t, const rt_vgxml_write_opts *opts)
 {
 	const rt_leak_summary *s = rt_trace_leak_summary(t);
-	bld b = {t, opts, RT_NONE, 0, s && s->mode == RT_LEAK_CHECK_FULL, {NULL, 0}};
-	twins_init(t, &b.tw);
+	bld b = {t, opts, RT_NONE, 0, s && s->mode == RT_LEAK_CHECK_FULL};
 	b.root = rt_vg_add(t, RT_NONE, "valgrindoutput");
 	add(&b, b.root, "protocolversion", "4");
 	add(&b, b.root, "protocoltool", "memcheck");
@@ -677,6 +594,5 @@ uint32_t rt_vgdoc_build(rt_trace *t, const rt_vgxml_write_opts *opts)
 	add_errorcounts(&b, c, nc);
 	free(c);
 	rt_vg_add(t, b.root, "suppcounts");
-	free(b.tw.slots);
 	return b.root;
 }

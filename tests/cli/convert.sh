@@ -81,6 +81,13 @@ xmllint --noout rt.xml && ok || bad "rtrace's XML is well-formed"
 grep '^## leak check: [dips]' rt-back.txt > got.sum
 check_same "leak summary through XML" want.sum got.sum
 
+# heap errors' own stacks are resolved, not only the calls' (without
+# --trace-frees the release stack is no call's)
+"$RTRACE" run -q --xml-file=heaperr.xml -- "$P/tp_heaperr" double > /dev/null 2>&1
+awk '/<kind>InvalidFree/ { e = 1 } e && /<\/stack>/ { exit } e' heaperr.xml > first-stack.xml
+grep -q '<fn>main</fn>' first-stack.xml && grep -q '<file>tp_heaperr.cpp</file>' first-stack.xml && ok ||
+  bad "the release stack of an InvalidFree is resolved"
+
 # command line
 "$RTRACE" convert --to yaml vg.xml > /dev/null 2> usage.err; [ $? = 2 ] && ok || bad "bad --to exits 2"
 grep -q "expected text or xml" usage.err && ok || bad "bad --to message"
