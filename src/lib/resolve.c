@@ -192,12 +192,6 @@ bool rt_resolve_usable(rt_resolver *r, rt_rmap *map)
 	       (map->placed || rt_resolve_place(r, map)) && !map->bad;
 }
 
-/* The call instruction for a return address (exact: the address). */
-uint64_t rt_resolve_dwfl_addr(const rt_resolver *r, const rt_rent *e)
-{
-	return (r->o.exact ? e->addr : e->addr - 1) - (uint64_t)r->maps[e->map].bias;
-}
-
 void rt_resolve_compute(rt_resolver *r, rt_rent *e)
 {
 	rt_rmap *map = &r->maps[e->map];
@@ -208,7 +202,8 @@ void rt_resolve_compute(rt_resolver *r, rt_rent *e)
 	r->st.addrs++;
 	if (!rt_resolve_usable(r, map))
 		return;
-	uint64_t da = rt_resolve_dwfl_addr(r, e);
+	/* the call instruction of a return address */
+	uint64_t da = (r->o.exact ? e->addr : e->addr - 1) - (uint64_t)map->bias;
 	e->n = rt_resolve_dwarf(r, m, da);
 	if (!e->n || !r->locs[e->off].fn)
 		symbol_name(r, m, da, e);

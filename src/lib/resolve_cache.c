@@ -298,9 +298,10 @@ int rt_cache_build(rt_resolver *r, int fd, const unsigned char *id, size_t len, 
 			unlink(tmp);
 			close(out);
 		}
-		if (!__atomic_exchange_n(&r->cache_warned, true, __ATOMIC_RELAXED))
+		if (!r->cache_warned)
 			rt_resolve_warn(r, "cannot write the debug info cache in '%s': %s; reading debug files "
 					"without it", dir, strerror(err));
+		r->cache_warned = true;
 		free(path);
 		path = NULL;
 		out = -1;

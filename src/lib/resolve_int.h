@@ -8,6 +8,7 @@
 #include <elfutils/libdwfl.h>
 
 typedef struct rt_rcu rt_rcu;       /* a unit looked into (resolve_funcs.c) */
+typedef struct rt_rlines rt_rlines; /* a unit's line table (resolve_lines.c) */
 
 #define RT_RNAME_UNKNOWN UINT64_MAX
 
@@ -22,7 +23,6 @@ typedef struct rt_rfunc {
 	uint64_t named;
 	int8_t scopes;            /* -1 not known yet */
 } rt_rfunc;
-typedef struct rt_rlines rt_rlines; /* a unit's line table (resolve_lines.c) */
 
 /* How many elements of arr[0 .. n), sorted by their key, have a key at
  * or below x: the one before is the last at or below it. key names the
@@ -41,7 +41,7 @@ typedef struct rt_rlines rt_rlines; /* a unit's line table (resolve_lines.c) */
 	})
 
 /* A map from two 64-bit keys to a 64-bit value, for the resolver's
- * caches (names by DIE offset and symbol). */
+ * caches (names of inlined functions by DIE offset and symbol). */
 typedef struct rt_rhash {
 	struct rt_rslot *slots;
 	size_t n, nslots;
@@ -86,10 +86,8 @@ typedef struct rt_rmod {
 	rt_rcu **cus;       /* units looked into, sorted by DIE offset */
 	size_t ncus, ccus;
 	rt_rcu *last_cu;
-	rt_rhash names;     /* function names by DIE offset (resolve_dwarf.c) */
+	rt_rhash names;     /* names of inner functions by DIE offset (resolve_dwarf.c) */
 	rt_arena arena;     /* the units' line tables and file names */
-	char *warnings;     /* kept while another thread prepares the module: */
-	size_t nwarnings, cwarnings; /* messages, each ending with '\0' */
 	int secs_state;     /* resolve_lines.c: 0 unread, 1 read, 2 unusable */
 	rt_rsec line, str, line_str;
 } rt_rmod;
@@ -125,7 +123,7 @@ struct rt_resolver {
 	rt_trace *out; /* names and texts are interned here (rt_resolve_trace) */
 	rt_resolve_opts o;
 	char *debuginfo_path;
-	bool cache_warned; /* atomic: modules are opened on two threads */
+	bool cache_warned;
 	Dwfl_Callbacks cb;
 	rt_arena arena;
 	rt_strtab strs;         /* names, files and texts when out is NULL */
@@ -161,23 +159,18 @@ void rt_resolve_compute(rt_resolver *r, rt_rent *e);
  * unreadable module leaves its addresses bare, so that a later run (with
  * --root or --debug-dir) can still resolve them. */
 bool rt_resolve_usable(rt_resolver *r, rt_rmap *map);
-/* The libdwfl address to look up for the entry, its mapping placed. */
-uint64_t rt_resolve_dwfl_addr(const rt_resolver *r, const rt_rent *e);
+/* A string interned (in out, else the resolver's table), and back. */
 uint32_t rt_resolve_str(rt_resolver *r, const char *s, size_t len);
+const char *rt_resolve_strp(const rt_resolver *r, uint32_t id);
 /* qsort, after a look whether base is in order already (often so) */
 void rt_resolve_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
-const char *rt_resolve_strp(const rt_resolver *r, uint32_t id);
 
 /* resolve_module.c */
 bool rt_resolve_open_module(rt_resolver *r, rt_rmod *m, const rt_rmap *map);
 void rt_resolve_close_module(rt_rmod *m);
 bool rt_resolve_place(rt_resolver *r, rt_rmap *map);
 rt_rsym *rt_resolve_symbol(const rt_rmod *m, uint64_t addr);
-/* One warning, kept in the module rt_resolve_defer_warnings names for
- * this thread (until rt_resolve_flush_warnings), else passed on. */
 void rt_resolve_warn(rt_resolver *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void rt_resolve_defer_warnings(rt_rmod *m);
-void rt_resolve_flush_warnings(rt_resolver *r, rt_rmod *m);
 
 /* resolve_find.c: libdwfl's find_debuginfo callback (the cache, and the
  * standard search without its debuginfod fallback when no server is set) */

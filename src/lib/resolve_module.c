@@ -20,15 +20,6 @@
 #define PAGE 4096u
 #define PADDING 64u /* most a function's end is aligned to */ /* of the traced machine when its map gives no file offset */
 
-/* The module whose warnings this thread keeps (resolve_pass.c prepares
- * modules on two threads). */
-static __thread rt_rmod *deferring;
-
-void rt_resolve_defer_warnings(rt_rmod *m)
-{
-	deferring = m;
-}
-
 void rt_resolve_warn(rt_resolver *r, const char *fmt, ...)
 {
 	if (!r->o.warn)
@@ -36,26 +27,9 @@ void rt_resolve_warn(rt_resolver *r, const char *fmt, ...)
 	char buf[2048];
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(buf, sizeof buf, fmt, ap);
+	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-	rt_rmod *m = deferring;
-	if (!m) {
-		r->o.warn(r->o.ctx, buf);
-		return;
-	}
-	size_t len = n < 0 ? 0 : (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1;
-	rt_grow((void **)&m->warnings, &m->cwarnings, m->nwarnings + len + 1, 1);
-	memcpy(m->warnings + m->nwarnings, buf, len + 1);
-	m->nwarnings += len + 1;
-}
-
-void rt_resolve_flush_warnings(rt_resolver *r, rt_rmod *m)
-{
-	for (size_t i = 0; i < m->nwarnings; i += strlen(m->warnings + i) + 1)
-		r->o.warn(r->o.ctx, m->warnings + i);
-	free(m->warnings);
-	m->warnings = NULL;
-	m->nwarnings = m->cwarnings = 0;
+	r->o.warn(r->o.ctx, buf);
 }
 
 /* The running kernel's vDSO stands for the traced one only when the trace
@@ -181,15 +155,15 @@ bool rt_resolve_open_module(rt_resolver *r, rt_rmod *m, const rt_rmap *map)
 			return false;
 		snprintf(full, sizeof full, "%s", m->path);
 	} else if ((fd = open_file(r, m->path, full, sizeof full)) < 0) {
-		__atomic_fetch_add(&r->st.missing, 1, __ATOMIC_RELAXED);
+		r->st.missing++;
 		return false;
 	}
 	if (!report(r, m, fd, full)) {
-		__atomic_fetch_add(&r->st.missing, 1, __ATOMIC_RELAXED);
+		r->st.missing++;
 		return false;
 	}
 	load_symbols(m);
-	__atomic_fetch_add(&r->st.modules, 1, __ATOMIC_RELAXED);
+	r->st.modules++;
 	m->state = MOD_OK;
 	return true;
 }
@@ -199,7 +173,6 @@ void rt_resolve_close_module(rt_rmod *m)
 	rt_resolve_free_units(m);
 	rt_rhash_free(&m->names);
 	rt_arena_free(&m->arena);
-	free(m->warnings);
 	free(m->debug_file);
 	free(m->debug_link);
 	if (m->dwfl)

@@ -4,36 +4,26 @@
  * addresses; they are then looked up module by module, in address order
  * (consecutive addresses share their unit, function and line table rows),
  * and the second walk gives each frame its text, interned straight into
- * the trace.
- *
- * While the lookups go through one module, a second thread prepares the
- * next ones: opens them (with their symbol tables and debug files, which
- * may mean filling the cache of debug files), places their mappings and
- * loads libdw's tables for their first unit. Modules have a libdwfl
- * session each and this thread touches nothing the lookups do; a module's
- * warnings are kept until the lookups reach it, so they come out in the
- * order of the modules' first addresses, as without the thread. */
+ * the trace. */
 #include "resolve_int.h"
 #include "rtrace/heapcheck.h"
 
-#include <elfutils/libdw.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Where a pending entry goes: its module's rank (order of first sight),
- * then by mapping and address. */
+/* Where a pending entry goes: by module, then by mapping and address
+ * (within a mapping, libdwfl addresses are in the same order). */
 typedef struct rt_rorder {
-	uint32_t rank, map, ent;
+	uint32_t mod, map, ent;
 	uint64_t addr;
 } rt_rorder;
 
 static int order_cmp(const void *a, const void *b)
 {
 	const rt_rorder *x = a, *y = b;
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
+	if (x->mod != y->mod)
+		return x->mod < y->mod ? -1 : 1;
 	if (x->map != y->map)
 		return x->map < y->map ? -1 : 1;
 	if (x->addr != y->addr)
@@ -41,109 +31,24 @@ static int order_cmp(const void *a, const void *b)
 	return x->ent < y->ent ? -1 : x->ent > y->ent;
 }
 
-/* The modules to look into and their entries: order sorted, the entries
- * of the module of rank k in order[start[k] .. start[k + 1]). ready: how
- * many modules are prepared (under lock). */
-typedef struct rt_rplan {
-	rt_resolver *r;
-	rt_rorder *order;
-	size_t n, *start, nmods, ready;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-} rt_rplan;
-
-/* The pending entries in order, ranked by module. */
-static void plan(rt_resolver *r, rt_rplan *p)
-{
-	uint32_t *rank = rt_xmalloc((r->nmods ? r->nmods : 1) * sizeof *rank);
-	memset(rank, 0xff, (r->nmods ? r->nmods : 1) * sizeof *rank);
-	p->order = rt_xmalloc((r->nents ? r->nents : 1) * sizeof *p->order);
-	for (size_t i = 0; i < r->nents; i++) {
-		const rt_rent *e = &r->ents[i];
-		uint32_t mod = r->maps[e->map].mod;
-		if (e->done)
-			continue;
-		if (rank[mod] == RT_NONE)
-			rank[mod] = (uint32_t)p->nmods++;
-		p->order[p->n++] = (rt_rorder){rank[mod], e->map, (uint32_t)i, e->addr};
-	}
-	rt_resolve_sort(p->order, p->n, sizeof *p->order, order_cmp);
-	p->start = rt_xmalloc((p->nmods + 1) * sizeof *p->start);
-	for (size_t i = 0, k = 0; i <= p->n; i++) {
-		while (k < p->nmods + 1 && (i == p->n || p->order[i].rank >= k))
-			p->start[k++] = i;
-	}
-	free(rank);
-}
-
-/* Opens the module of rank k, places its mappings and loads its first
- * address's unit, its warnings kept. */
-static void prepare(rt_rplan *p, size_t k)
-{
-	rt_resolver *r = p->r;
-	const rt_rorder *first = &p->order[p->start[k]], *end = &p->order[p->start[k + 1]];
-	rt_rmap *map = &r->maps[first->map];
-	rt_rmod *m = &r->mods[map->mod];
-	rt_resolve_defer_warnings(m);
-	for (const rt_rorder *o = first; o < end; o++) {
-		if (o == first || o->map != o[-1].map)
-			rt_resolve_usable(r, &r->maps[o->map]);
-	}
-	rt_resolve_defer_warnings(NULL);
-	if (m->state != MOD_OK || !map->placed || map->bad)
-		return;
-	Dwarf_Addr bias;
-	Dwarf_Die *cudie = dwfl_module_addrdie(m->mod, rt_resolve_dwfl_addr(r, &r->ents[first->ent]), &bias);
-	if (cudie)
-		rt_resolve_unit(m, cudie);
-}
-
-/* Prepares the modules from rank 1 on (the first one is the lookups'). */
-static void *prepare_rest(void *arg)
-{
-	rt_rplan *p = arg;
-	for (size_t k = 1; k < p->nmods; k++) {
-		prepare(p, k);
-		pthread_mutex_lock(&p->lock);
-		p->ready = k + 1;
-		pthread_cond_broadcast(&p->cond);
-		pthread_mutex_unlock(&p->lock);
-	}
-	return NULL;
-}
-
-static void wait_ready(rt_rplan *p, size_t k)
-{
-	pthread_mutex_lock(&p->lock);
-	while (p->ready <= k)
-		pthread_cond_wait(&p->cond, &p->lock);
-	pthread_mutex_unlock(&p->lock);
-}
-
-/* Looks up every collected entry, module by module; a second thread
- * prepares the modules after the first while this one prepares the first
- * and looks into it. */
+/* Looks up every collected entry, module by module in address order.
+ * Modules are opened and mappings placed in the order their first
+ * address was seen, so that their warnings come in trace order. */
 static void compute_pending(rt_resolver *r)
 {
-	rt_rplan p = {r, NULL, 0, NULL, 0, 1, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
-	pthread_t th;
-	plan(r, &p);
-	bool threaded = p.nmods > 1 && pthread_create(&th, NULL, prepare_rest, &p) == 0;
-	if (p.nmods)
-		prepare(&p, 0);
-	if (!threaded)
-		prepare_rest(&p);
-	for (size_t k = 0; k < p.nmods; k++) {
-		wait_ready(&p, k);
-		rt_rmod *m = &r->mods[r->maps[p.order[p.start[k]].map].mod];
-		rt_resolve_flush_warnings(r, m);
-		for (size_t i = p.start[k]; i < p.start[k + 1]; i++)
-			rt_resolve_compute(r, &r->ents[p.order[i].ent]);
+	rt_rorder *order = rt_xmalloc((r->nents ? r->nents : 1) * sizeof *order);
+	size_t n = 0;
+	for (size_t i = 0; i < r->nents; i++) {
+		rt_rent *e = &r->ents[i];
+		if (e->done)
+			continue;
+		rt_resolve_usable(r, &r->maps[e->map]);
+		order[n++] = (rt_rorder){r->maps[e->map].mod, e->map, (uint32_t)i, e->addr};
 	}
-	if (threaded)
-		pthread_join(th, NULL);
-	free(p.start);
-	free(p.order);
+	rt_resolve_sort(order, n, sizeof *order, order_cmp);
+	for (size_t i = 0; i < n; i++)
+		rt_resolve_compute(r, &r->ents[order[i].ent]);
+	free(order);
 }
 
 /* Records e's inline chain in the output trace, once. */

@@ -50,7 +50,7 @@ typedef struct rt_strtab {
 	const char **strs;
 	uint32_t *lens;
 	size_t n, cap;
-	uint32_t *slots; /* id + 1, 0 = empty */
+	uint64_t *slots; /* hash << 32 | (id + 1), 0 = empty */
 	size_t nslots;
 } rt_strtab;
 
