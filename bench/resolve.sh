@@ -16,8 +16,15 @@
 #           the leaves: many distinct stacks, all with debug info (the case
 #           of resolving one's own program)
 # Then, in turns, RUNS times each:
-#   rtrace resolve    rtrace resolve -i TRACE -o /dev/null (reads the
-#                     binary trace, resolves, writes every call)
+#   rtrace resolve    rtrace resolve on a text trace of the unique
+#                     addresses (16 frames a call), three ways:
+#                     cold     the cache of debug files emptied before each
+#                              run: inflating the compressed debug files
+#                              (libc6-dbg's) into it is part of the run
+#                     warm     the cache filled by an earlier run
+#                     no-cache --no-cache: libdw inflates them every run
+#   whole trace       rtrace resolve -i TRACE -o /dev/null (reads the
+#                     binary trace, resolves, writes every call), warm
 #   rtrace postproc   rtrace postproc -i TRACE > /dev/null: the same without
 #                     resolving, to show what resolving itself costs
 #   addr2line         addr2line -f -i -C -e MODULE, once per module with
@@ -25,7 +32,8 @@
 #                     (the batched use, one process per module)
 #   eu-addr2line      the same with elfutils' eu-addr2line
 # and prints the medians and ratios. The tools' answers are compared
-# (innermost function and file:line of each unique address).
+# (innermost function and file:line of each unique address). The cache
+# is bench/out/resolve/cache, never the user's.
 #
 # Environment:
 #   RTRACE=path   rtrace binary (default build/rtrace); librtrace-preload.so
@@ -37,6 +45,9 @@
 #   WORKLOADS=... the workloads to run ("python dwarf")
 #   DWARF_FUNCS=n functions of the generated program (3000; --quick: 600)
 #   IDLE_WAIT=s   wait up to s seconds for an idle CPU before each run (900)
+#   TOOLS=...     the tools to time ("cold warm no-cache addr2line
+#                 eu-addr2line whole postproc"; eu-addr2line takes minutes
+#                 on a big unit)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -125,35 +136,43 @@ with open(f"{outdir}/../unique.txt", "w") as f:
 EOF
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.4f", b - a }'; }
-run_rtrace() { "$RTRACE" resolve -q -i "$out/unique.txt" -o "$out/resolved.txt"; }
+export RTRACE_CACHE_DIR=$out/cache
+run_rtrace() { "$RTRACE" resolve -q "$@" -i "$out/unique.txt" -o "$out/resolved.txt"; }
+run_cold() { run_rtrace; } # the cache is emptied before the clock starts
+run_warm() { run_rtrace; }
+run_no_cache() { run_rtrace --no-cache; }
 run_whole() { "$RTRACE" resolve -q -i "$trace" -o /dev/null; }
 run_postproc() { "$RTRACE" postproc -i "$trace" > /dev/null; }
+mods=() # the modules' paths and file name stems, read once: no process
+for m in "$out"/modules/*.module; do # but the tools' in the timed part
+	mods+=("$(cat "$m")" "${m%.module}")
+done
 run_tool() { # TOOL: every module batched, answers in out/modules/N.TOOL
-	for m in "$out"/modules/*.module; do
+	for ((i = 0; i < ${#mods[@]}; i += 2)); do
 		# eu-addr2line exits 1 when an address has no answer
-		"$1" -a -f -i -C -e "$(cat "$m")" < "${m%.module}.addrs" > "${m%.module}.$1" || true
+		"$1" -a -f -i -C -e "${mods[i]}" < "${mods[i + 1]}.addrs" > "${mods[i + 1]}.$1" || true
 	done
 }
 declare -A times
-tools=(rtrace addr2line eu-addr2line whole postproc)
-run() { case $1 in rtrace | whole | postproc) "run_$1" ;; *) run_tool "$1" ;; esac; }
+read -r -a tools <<< "${TOOLS:-cold warm no-cache addr2line eu-addr2line whole postproc}"
+run() { case $1 in cold | warm | no-cache | whole | postproc) "run_${1//-/_}" ;; *) run_tool "$1" ;; esac; }
 for t in "${tools[@]}"; do # warm-up: page cache, debug files
 	run "$t"
 done
 for ((r = 0; r < RUNS; r++)); do
 	for t in "${tools[@]}"; do
 		wait_idle
-		start=$(now)
+		[ "$t" = cold ] && rm -rf "$RTRACE_CACHE_DIR"
+		start=$EPOCHREALTIME # bash's clock: no process around the tool's
 		run "$t"
-		times[$t]+="$(elapsed "$start") "
+		end=$EPOCHREALTIME
+		times[$t]+="$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.4f", b - a }') "
 	done
 done
 
 # agreement: the innermost function and file:line of each address
 python3 - "$out/resolved.txt" "$out/modules" << 'EOF'
-import glob, re, sys
+import glob, os, re, sys
 ours = {}
 for line in open(sys.argv[1], errors="replace"):
     if line.startswith("\t0x"):
@@ -184,6 +203,8 @@ for tool in ("addr2line", "eu-addr2line"):
     same = total = 0
     for m in glob.glob(sys.argv[2] + "/*.module"):
         base = m[:-len(".module")]
+        if not os.path.exists(base + "." + tool):
+            continue
         mod = open(m).read()
         rt = [int(x, 16) for x in open(base + ".runtime").read().split()]
         for a, want in zip(rt, expected(base + "." + tool, mod)):
@@ -191,26 +212,33 @@ for tool in ("addr2line", "eu-addr2line"):
                 continue
             total += 1
             same += ours.get(a) == want
-    print(f"agreement with {tool}: {same}/{total} addresses ({100.0 * same / max(total, 1):.1f}%)")
+    if total:
+        print(f"agreement with {tool}: {same}/{total} addresses ({100.0 * same / total:.1f}%)")
 EOF
 
 declare -A label=(
-	[rtrace]="rtrace resolve (unique addresses)" [addr2line]="addr2line -f -i -C, per module"
-	[eu-addr2line]="eu-addr2line -f -i -C, per module" [whole]="rtrace resolve (whole trace)"
+	[cold]="rtrace resolve, cold cache" [warm]="rtrace resolve, warm cache"
+	[no-cache]="rtrace resolve --no-cache" [addr2line]="addr2line -f -i -C, per module"
+	[eu-addr2line]="eu-addr2line -f -i -C, per module" [whole]="rtrace resolve (whole trace, warm)"
 	[postproc]="rtrace postproc (whole trace)")
-printf '\n%-36s %10s\n' tool "median s"
+declare -A med
+printf '\n%-36s %10s   %s\n' tool "median s" runs
 for t in "${tools[@]}"; do
-	m=$(echo "${times[$t]}" | tr ' ' '\n' | grep . | median)
-	eval "med_${t//-/_}=$m"
-	printf '%-36s %10.3f\n' "${label[$t]}" "$m"
+	med[$t]=$(echo "${times[$t]}" | tr ' ' '\n' | grep . | median)
+	printf '%-36s %10.3f   %s\n' "${label[$t]}" "${med[$t]}" "${times[$t]}"
 done
-# shellcheck disable=SC2154
-awk -v r="$med_rtrace" -v a="$med_addr2line" -v e="$med_eu_addr2line" -v w="$med_whole" \
-	-v p="$med_postproc" 'BEGIN {
-	printf "\naddr2line / rtrace resolve:    %6.1fx\n", a / r
-	printf "eu-addr2line / rtrace resolve: %6.1fx\n", e / r
-	printf "whole trace: resolve - postproc = %.3f s (resolving, minus writing the same text)\n", w - p
-}'
+echo
+for ref in addr2line eu-addr2line; do
+	for t in cold warm no-cache; do
+		[ -n "${med[$ref]:-}" ] && [ -n "${med[$t]:-}" ] || continue
+		awk -v a="${med[$ref]}" -v r="${med[$t]}" -v l="$ref / rtrace resolve ($t)" \
+			'BEGIN { printf "%-44s %6.1fx\n", l ":", a / r }'
+	done
+done
+if [ -n "${med[whole]:-}" ] && [ -n "${med[postproc]:-}" ]; then
+	awk -v w="${med[whole]}" -v p="${med[postproc]}" 'BEGIN {
+		printf "whole trace: resolve - postproc = %.3f s (resolving, minus writing the same text)\n", w - p }'
+fi
 }
 
 # The program of the dwarf workload (deterministic): DWARF_FUNCS functions,

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses (build-fuzz/, clang) if needed and fuzzes,
-# each for a third of the given time: the text-protocol reader/writer
+# each for a quarter of the given time: the text-protocol reader/writer
 # (fuzz_text_read), the binary trace reader (fuzz_bin_read), then the
-# Callgrind reader and annotate report (fuzz_cg_read).
+# Valgrind XML reader (fuzz_vgxml_read), the Callgrind reader and annotate
+# report (fuzz_cg_read).
 #
-#   scripts/fuzz.sh [SECONDS]        default 60, shared by the three harnesses
+#   scripts/fuzz.sh [SECONDS]        default 60, shared by the four harnesses
 #
 # Seeds of fuzz_text_read: the sp-rtrace conformance fixtures
 # (../shared/fixtures relative to the repository root, or $RTRACE_FIXTURES),
@@ -13,6 +14,8 @@
 # tests/cli/gen_bin_trace) and tests/fuzz/regressions-bin/ when it exists.
 # Seeds of fuzz_cg_read: the profiles of tests/data/callgrind and
 # tests/fuzz/regressions-cg/.
+# Seeds of fuzz_vgxml_read: tests/fuzz/corpus-vgxml/ (the files of
+# tests/data/vgxml) and tests/fuzz/regressions-vgxml/.
 # Set FUZZ_NO_REGRESSIONS=1 to leave the regression inputs out, e.g. while a
 # known bug is still open. Everything the run writes (new corpus entries,
 # crash inputs, the logs) goes to a temporary directory ($FUZZ_WORKDIR if
@@ -28,7 +31,7 @@ if ! [[ $secs =~ ^[1-9][0-9]*$ ]]; then
   echo "usage: $0 [SECONDS]   (a positive number of seconds, default 60)" >&2
   exit 2
 fi
-share=$((secs / 3 > 0 ? secs / 3 : 1)) # each harness's share
+share=$((secs / 4 > 0 ? secs / 4 : 1)) # each harness's share
 
 fixtures=${RTRACE_FIXTURES:-$root/../shared/fixtures}/sp-rtrace/postproc
 if [ ! -d "$fixtures" ]; then
@@ -47,7 +50,7 @@ else
   # has no rule for it
   cmake -S "$root" -B "$build" -DRTRACE_FUZZ=ON -DRTRACE_TESTS=OFF >/dev/null
 fi
-cmake --build "$build" --target fuzz_text_read fuzz_bin_read fuzz_cg_read -j"$(nproc 2>/dev/null || echo 2)" >/dev/null
+cmake --build "$build" --target fuzz_text_read fuzz_bin_read fuzz_vgxml_read fuzz_cg_read -j"$(nproc 2>/dev/null || echo 2)" >/dev/null
 
 work=${FUZZ_WORKDIR:-$(mktemp -d "${TMPDIR:-/tmp}/rtrace-fuzz.XXXXXX")}
 
@@ -112,6 +115,13 @@ mkdir -p "$corpus" "$work/fuzz_bin_read/artifacts"
 copy_seeds "$root/tests/fuzz/corpus-bin" ""
 [ -n "${FUZZ_NO_REGRESSIONS:-}" ] || copy_seeds "$root/tests/fuzz/regressions-bin" regression-
 fuzz fuzz_bin_read "$root/tests/fuzz/dict/bin.dict" || status=1
+
+# the Valgrind XML reader
+corpus=$work/fuzz_vgxml_read/corpus
+mkdir -p "$corpus" "$work/fuzz_vgxml_read/artifacts"
+copy_seeds "$root/tests/fuzz/corpus-vgxml" ""
+[ -n "${FUZZ_NO_REGRESSIONS:-}" ] || copy_seeds "$root/tests/fuzz/regressions-vgxml" regression-
+fuzz fuzz_vgxml_read "$root/tests/fuzz/dict/vgxml.dict" || status=1
 
 # the Callgrind reader
 corpus=$work/fuzz_cg_read/corpus

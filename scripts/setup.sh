@@ -6,10 +6,11 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config clang libclang-rt-14-dev
-  libcmocka-dev libexpat1-dev libdw-dev libelf-dev libzstd-dev libunwind-dev
+  libcmocka-dev libexpat1-dev libdw-dev libelf-dev zlib1g-dev libzstd-dev libunwind-dev
   binutils elfutils
   time
   valgrind
+  libxml2-utils libtest-valgrind-perl
 )
 
 missing=()

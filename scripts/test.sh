@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: installs dependencies, builds rtrace twice (release,
 # and with AddressSanitizer + UndefinedBehaviorSanitizer), runs every unit and
-# CLI test on both builds, then fuzzes the text reader for a bounded time.
+# CLI test on both builds, then fuzzes the readers for a bounded time.
 # Usage: scripts/test.sh            (FUZZ_SECONDS=N to change the fuzz time)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -40,6 +40,8 @@ typedef struct rt_leak {
 	uint64_t index;    /* the allocation's call index; 0: not traced */
 	uint64_t addr, size;
 	uint64_t indirect; /* definitely lost: bytes of the blocks it leaks with it */
+	uint64_t blocks;   /* blocks it stands for: 0 is one (a loss record read
+			      from Valgrind XML stands for several) */
 	uint32_t fn;       /* allocating function (string id) or RT_NONE */
 	uint32_t bt;       /* allocation backtrace id or RT_NONE */
 	uint8_t kind;      /* enum rt_leak_kind */
@@ -95,6 +97,29 @@ void rt_trace_add_heap_error(rt_trace *t, const rt_heap_error *e);
 size_t rt_trace_heap_error_count(const rt_trace *t);
 const rt_heap_error *rt_trace_heap_error_at(const rt_trace *t, size_t i);
 rt_heap_error *rt_trace_heap_errors(rt_trace *t);
+
+/* Blocks of one leak kind allocated at one place (function and stack):
+ * memcheck's loss record. */
+typedef struct rt_loss_record {
+	uint8_t kind;    /* enum rt_leak_kind */
+	uint32_t fn, bt; /* as in rt_leak */
+	uint64_t bytes;    /* direct bytes: the blocks' own sizes */
+	uint64_t indirect; /* definitely lost: bytes indirectly lost through them */
+	uint64_t blocks;
+} rt_loss_record;
+
+/* Groups n leaks into loss records as memcheck does (one per kind and
+ * allocation place; a leak with blocks > 1 counts that many blocks) in
+ * memcheck's order: total bytes (direct + indirect), then kind, then
+ * blocks, then place. Returns a malloc'ed array of *count records (NULL
+ * when n is 0). */
+rt_loss_record *rt_loss_records(const rt_leak *leaks, size_t n, size_t *count);
+/* The same for the trace's leak verdicts. */
+rt_loss_record *rt_trace_loss_records(const rt_trace *t, size_t *count);
+
+/* v with its digits grouped by three ("1,234,567"), as memcheck prints
+ * sizes and counts; buf: 27 bytes or more. Returns buf. */
+const char *rt_grouped(uint64_t v, char *buf);
 
 /* "definitely lost", "indirectly lost", "possibly lost", "still reachable". */
 const char *rt_leak_kind_name(unsigned kind);

@@ -32,6 +32,11 @@ typedef struct rt_resolve_opts {
 	/* Receives one warning per module that cannot be read. */
 	void (*warn)(void *ctx, const char *msg);
 	void *ctx;
+	/* A directory for decompressed copies of separate debug files whose
+	 * sections are compressed, named by build id (created if need be):
+	 * later resolvers read the copy instead of inflating the sections
+	 * again. NULL: no cache. */
+	const char *cache_dir;
 } rt_resolve_opts;
 
 typedef struct rt_resolve_stats {

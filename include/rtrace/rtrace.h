@@ -10,6 +10,8 @@
 #include "rtrace/resolve.h"
 #include "rtrace/text.h"
 #include "rtrace/trace.h"
+#include "rtrace/vgdoc.h"
+#include "rtrace/vgxml.h"
 
 #define RTRACE_VERSION "0.1.0"
 

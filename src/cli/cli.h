@@ -44,7 +44,16 @@ bool cli_parse_u64(const char *s, int base, uint64_t *v);
 /* v with its digits grouped by three ("1,234,567"); buf: 27 bytes or more. */
 const char *cli_grouped(uint64_t v, char *buf);
 
-/* Reads a text or a binary trace (told by content) from fd (postproc.c). */
+/* The formats an input can be in (input.c). */
+enum cli_format { CLI_TEXT, CLI_BINARY, CLI_VGXML };
+
+/* Reads a text trace, a binary trace or Valgrind XML (told by content)
+ * from fd, a file or a pipe; *format (may be NULL) says which it was.
+ * Valgrind XML goes into the trace's Valgrind documents; its calls are
+ * none, st->lines counts its elements. */
+int cli_read_input(rt_trace *t, int fd, const char *name, const rt_read_opts *ro,
+		   rt_read_stats *st, rt_diag *err, enum cli_format *format);
+/* The same without telling the format. */
 int cli_read_trace(rt_trace *t, int fd, const char *name, const rt_read_opts *ro,
 		   rt_read_stats *st, rt_diag *err);
 
@@ -53,10 +62,21 @@ typedef struct cli_resolve_opts {
 	const char **debug_dirs;
 	size_t ndebug_dirs;
 	const char *root;
+	bool no_cache; /* --no-cache: no decompressed copies of debug files */
 } cli_resolve_opts;
 
-void cli_resolve_add_debug_dir(cli_resolve_opts *o, const char *cmd, const char *dir);
-void cli_resolve_set_root(cli_resolve_opts *o, const char *cmd, const char *dir);
+/* The resolver's options, spelled the same on every command that
+ * resolves: their getopt_long entries and values. */
+enum { CLI_OPT_DEBUG_DIR = 0x1000, CLI_OPT_ROOT, CLI_OPT_NO_CACHE };
+#define CLI_RESOLVE_LONGOPTS                                              \
+	{"debug-dir", required_argument, NULL, CLI_OPT_DEBUG_DIR},       \
+	{"root", required_argument, NULL, CLI_OPT_ROOT},                 \
+	{"no-cache", no_argument, NULL, CLI_OPT_NO_CACHE}
+/* Takes getopt's result c when it is one of the resolver's options (arg:
+ * its value); false when it is not. */
+bool cli_resolve_option(cli_resolve_opts *o, const char *cmd, int c, const char *arg);
+/* Whether any resolver option was given. */
+bool cli_resolve_opts_given(const cli_resolve_opts *o);
 /* Resolves t's backtraces; unreadable modules are warnings. */
 void cli_resolve(rt_trace *t, const cli_resolve_opts *o);
 void cli_resolve_opts_free(cli_resolve_opts *o);
@@ -65,5 +85,6 @@ int cmd_annotate(int argc, char **argv);
 int cmd_postproc(int argc, char **argv);
 int cmd_resolve(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 
 #endif

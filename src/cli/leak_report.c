@@ -107,61 +107,7 @@ void leak_report_errors(const rt_trace *t, leak_counts *n)
 	}
 }
 
-/* Blocks of one leak kind allocated at one place. */
-typedef struct loss {
-	uint8_t kind;
-	uint32_t fn, bt;
-	uint64_t bytes, indirect, blocks;
-} loss;
-
-static int by_place(const void *a, const void *b)
-{
-	const rt_leak *x = *(const rt_leak *const *)a, *y = *(const rt_leak *const *)b;
-	if (x->kind != y->kind)
-		return x->kind < y->kind ? -1 : 1;
-	if (x->bt != y->bt)
-		return x->bt < y->bt ? -1 : 1;
-	return (x->fn > y->fn) - (x->fn < y->fn);
-}
-
-/* memcheck's order: total size, then kind, then place. */
-static int by_size(const void *a, const void *b)
-{
-	const loss *x = a, *y = b;
-	uint64_t tx = x->bytes + x->indirect, ty = y->bytes + y->indirect;
-	if (tx != ty)
-		return tx < ty ? -1 : 1;
-	if (x->kind != y->kind)
-		return x->kind < y->kind ? -1 : 1;
-	if (x->bt != y->bt)
-		return x->bt < y->bt ? -1 : 1;
-	return (x->fn > y->fn) - (x->fn < y->fn);
-}
-
-static loss *loss_records(const rt_trace *t, size_t *count)
-{
-	size_t n = rt_trace_leak_count(t), nr = 0;
-	const rt_leak **v = malloc((n ? n : 1) * sizeof *v);
-	loss *r = malloc((n ? n : 1) * sizeof *r);
-	if (!v || !r)
-		die("out of memory");
-	for (size_t i = 0; i < n; i++)
-		v[i] = rt_trace_leak_at(t, i);
-	qsort(v, n, sizeof *v, by_place);
-	for (size_t i = 0; i < n; i++) {
-		if (!nr || by_place(&v[i], &v[i - 1]))
-			r[nr++] = (loss){v[i]->kind, v[i]->fn, v[i]->bt, 0, 0, 0};
-		r[nr - 1].bytes += v[i]->size;
-		r[nr - 1].indirect += v[i]->indirect;
-		r[nr - 1].blocks++;
-	}
-	free(v);
-	qsort(r, nr, sizeof *r, by_size);
-	*count = nr;
-	return r;
-}
-
-static void print_loss(const rt_trace *t, const loss *l, size_t i, size_t n)
+static void print_loss(const rt_trace *t, const rt_loss_record *l, size_t i, size_t n)
 {
 	char a[32], b[32], c[32], d[32];
 	if (l->kind == RT_LEAK_DEFINITE && l->indirect)
@@ -199,7 +145,7 @@ void leak_report_leaks(const rt_trace *t, const leak_opts *o, leak_counts *n)
 	if (!s)
 		return;
 	size_t nr = 0;
-	loss *r = loss_records(t, &nr);
+	rt_loss_record *r = rt_trace_loss_records(t, &nr);
 	for (size_t i = 0; i < nr; i++) {
 		if (o->show & (1u << r[i].kind))
 			print_loss(t, &r[i], i, nr);

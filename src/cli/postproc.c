@@ -21,10 +21,11 @@
 static const char usage_text[] =
 	"usage: rtrace postproc [options]\n"
 	"\n"
-	"Post-processes a trace in the rtrace text protocol (sp-rtrace's format) or\n"
-	"a binary trace from `rtrace run` (detected by content) and writes the\n"
-	"result in the text protocol. Drop-in for sp-rtrace-postproc.\n"
-	"Binary traces written by the rtrace tracer are read as well (told by content).\n"
+	"Post-processes a trace in the rtrace text protocol (sp-rtrace's format), a\n"
+	"binary trace from `rtrace run` or Valgrind's XML (told by content) and\n"
+	"writes the result in the text protocol. Drop-in for sp-rtrace-postproc.\n"
+	"Valgrind's loss records and heap errors become the trace's leak verdicts\n"
+	"and heap errors (\"## \" comments), its other errors comments.\n"
 	"\n"
 	"  -i, --input-file FILE     read FILE (default: standard input)\n"
 	"  -o, --output-dir DIR      write a new file in DIR, named after the traced\n"
@@ -43,6 +44,8 @@ static const char usage_text[] =
 	"                            (by build id and .gnu_debuglink; repeatable)\n"
 	"      --root DIR            with -r: read modules and /usr/lib/debug under DIR,\n"
 	"                            a copy of the traced machine's file system\n"
+	"      --no-cache            with -r: no cache of inflated debug files (see\n"
+	"                            'rtrace resolve --help')\n"
 	"      --include FILE        keep only the calls whose index is listed in FILE\n"
 	"      --exclude FILE        drop the calls whose index is listed in FILE\n"
 	"                            (one index per line, decimal or 0x hex)\n"
@@ -70,7 +73,7 @@ typedef struct postproc_opts {
 	const char *call_address;
 } postproc_opts;
 
-enum { OPT_INCLUDE = 256, OPT_EXCLUDE, OPT_CALL_ADDRESS, OPT_DEBUG_DIR, OPT_ROOT };
+enum { OPT_INCLUDE = 256, OPT_EXCLUDE, OPT_CALL_ADDRESS };
 
 static uint32_t parse_mask(const char *arg, const char *what)
 {
@@ -110,8 +113,7 @@ static void parse_options(int argc, char **argv, postproc_opts *o)
 		{"exclude", required_argument, NULL, OPT_EXCLUDE},
 		{"call-address", required_argument, NULL, OPT_CALL_ADDRESS},
 		{"resolve", no_argument, NULL, 'r'},
-		{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
-		{"root", required_argument, NULL, OPT_ROOT},
+		CLI_RESOLVE_LONGOPTS,
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -126,8 +128,6 @@ static void parse_options(int argc, char **argv, postproc_opts *o)
 		case 'l': o->leaks = true; break;
 		case 'c': o->compress = true; break;
 		case 'r': o->resolve = true; break;
-		case OPT_DEBUG_DIR: cli_resolve_add_debug_dir(&o->res, "postproc", optarg); break;
-		case OPT_ROOT: cli_resolve_set_root(&o->res, "postproc", optarg); break;
 		case 's': o->sort = parse_sort(optarg); o->sort_given = true; break;
 		case 'C': o->by_context = true; o->context_mask = parse_mask(optarg, "context"); break;
 		case 'R': o->by_resource = true; o->resource_mask = parse_mask(optarg, "resource"); break;
@@ -141,15 +141,17 @@ static void parse_options(int argc, char **argv, postproc_opts *o)
 		case OPT_CALL_ADDRESS: o->call_address = optarg; break;
 		case 'q': cli_quiet = true; break;
 		case 'h': fputs(usage_text, stdout); exit(RT_EXIT_OK);
-		default: cli_bad_option("postproc", c, argv);
+		default:
+			if (!cli_resolve_option(&o->res, "postproc", c, optarg))
+				cli_bad_option("postproc", c, argv);
 		}
 	}
 	if (optind < argc)
 		die_usage("postproc", "unexpected argument '%s' (the input is given with -i)", argv[optind]);
 	if (o->sort_given && !o->compress)
 		die_usage("postproc", "--sort orders the groups of --compress; add -c");
-	if ((o->res.ndebug_dirs || o->res.root) && !o->resolve)
-		die_usage("postproc", "--debug-dir and --root are options of --resolve; add -r");
+	if (cli_resolve_opts_given(&o->res) && !o->resolve)
+		die_usage("postproc", "--debug-dir, --root and --no-cache are options of --resolve; add -r");
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -318,113 +320,6 @@ static int write_result(rt_trace *t, const postproc_opts *o)
 	return 0;
 }
 
-/* The input's first bytes, for telling a binary trace from a text one. A
- * regular file at its start is peeked with pread; anything else (a pipe)
- * gives them up to the peek: *consumed says so. */
-static size_t peek_input(int fd, char *head, size_t n, bool *consumed)
-{
-	struct stat st;
-	*consumed = !(lseek(fd, 0, SEEK_CUR) == 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode));
-	size_t got = 0;
-	while (got < n) {
-		ssize_t r = *consumed ? read(fd, head + got, n - got) : pread(fd, head + got, n - got, (off_t)got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break; /* a read error shows again when the trace is read */
-		got += (size_t)r;
-	}
-	return got;
-}
-
-/* A binary trace from a pipe: the peeked bytes and the rest into memory,
- * since a pipe cannot be mapped. */
-static int read_binary_rest(rt_trace *t, int fd, const char *head, size_t n, const char *name,
-			    const rt_read_opts *ro, rt_read_stats *st, rt_diag *err)
-{
-	size_t len = n, cap = 1u << 20;
-	char *buf = malloc(cap);
-	if (!buf)
-		die("out of memory reading %s", name);
-	memcpy(buf, head, n);
-	for (;;) {
-		if (len == cap && !(buf = realloc(buf, cap *= 2)))
-			die("out of memory reading %s", name);
-		ssize_t r = read(fd, buf + len, cap - len);
-		if (r == 0)
-			break;
-		if (r < 0 && errno != EINTR)
-			die("cannot read %s: %s", name, strerror(errno));
-		len += r > 0 ? (size_t)r : 0;
-	}
-	int rc = rt_bin_read_mem(t, buf, len, name, ro, st, err);
-	free(buf);
-	return rc;
-}
-
-static bool write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return false;
-		p += w;
-		n -= (size_t)w;
-	}
-	return true;
-}
-
-/* A text trace from a pipe: the text reader streams from a new pipe that
- * a child fills with the peeked bytes, then the rest of the input. */
-static int replay_input(int fd, const char *head, size_t n, pid_t *child)
-{
-	int p[2];
-	if (pipe(p))
-		die("cannot create a pipe: %s", strerror(errno));
-	if ((*child = fork()) < 0)
-		die("cannot fork: %s", strerror(errno));
-	if (*child > 0) {
-		close(p[1]);
-		return p[0];
-	}
-	close(p[0]);
-	char buf[65536];
-	if (!write_all(p[1], head, n))
-		_exit(1);
-	for (;;) {
-		ssize_t r = read(fd, buf, sizeof buf);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0 || !write_all(p[1], buf, (size_t)r))
-			_exit(r != 0);
-	}
-}
-
-/* Reads the input as a binary trace when it starts with the binary magic,
- * as a text trace otherwise. */
-int cli_read_trace(rt_trace *t, int fd, const char *name, const rt_read_opts *ro,
-		   rt_read_stats *st, rt_diag *err)
-{
-	char head[RT_BIN_MAGIC_LEN];
-	bool consumed;
-	size_t n = peek_input(fd, head, sizeof head, &consumed);
-	if (rt_bin_is_binary(head, n))
-		return consumed ? read_binary_rest(t, fd, head, n, name, ro, st, err)
-				: rt_bin_read_fd(t, fd, name, ro, st, err);
-	if (!consumed)
-		return rt_text_read_fd(t, fd, name, ro, st, err);
-	pid_t child;
-	int in = replay_input(fd, head, n, &child);
-	int rc = rt_text_read_fd(t, in, name, ro, st, err);
-	close(in);
-	/* after an early error the child may wait on an input that never ends */
-	kill(child, SIGKILL);
-	waitpid(child, NULL, 0);
-	return rc;
-}
-
 int cmd_postproc(int argc, char **argv)
 {
 	postproc_opts o = {0};
@@ -443,9 +338,12 @@ int cmd_postproc(int argc, char **argv)
 	rt_read_opts ro = {o.depth, on_call, on_warning, &s};
 	rt_read_stats st;
 	rt_diag err;
-	int rc = cli_read_trace(t, fd, name, &ro, &st, &err);
+	enum cli_format format;
+	int rc = cli_read_input(t, fd, name, &ro, &st, &err, &format);
 	if (fd != STDIN_FILENO)
 		close(fd);
+	if (format == CLI_VGXML)
+		rt_vgdoc_to_heapcheck(t);
 	if (s.leaks)
 		rt_leaks_finish(s.leaks, t);
 	rt_leaks_free(s.leaks);

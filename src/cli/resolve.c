@@ -35,18 +35,22 @@ static const char usage_text[] =
 	"                          before /usr/lib/debug\n"
 	"      --root DIR          resolve against a copy of the traced machine's file\n"
 	"                          system: modules and /usr/lib/debug are read under DIR\n"
+	"      --no-cache          neither read nor write the cache of debug files (below)\n"
 	"  -q, --quiet             no warnings\n"
 	"  -h, --help              this help\n"
 	"\n"
 	"A module that cannot be read leaves its addresses without function names,\n"
-	"with one warning. 'rtrace postproc -r' resolves too, after its filters:\n"
+	"with one warning. Separate debug files whose sections are compressed (as\n"
+	"Debian's -dbg packages install them) are inflated once into a cache,\n"
+	"$RTRACE_CACHE_DIR or else ${XDG_CACHE_HOME:-~/.cache}/rtrace/debug, one\n"
+	"file per build id, and read from there afterwards; removing the directory\n"
+	"empties it. 'rtrace postproc -r' resolves too, after its filters:\n"
 	"'rtrace postproc -lcr -i TRACE' lists the leaks by stack with names.\n"
 	"Exit status: 0 ok, 1 bad input or I/O error (what was read before the\n"
 	"error is still written), 2 bad command line.\n";
 
-enum { OPT_DEBUG_DIR = 256, OPT_ROOT };
 
-void cli_resolve_add_debug_dir(cli_resolve_opts *o, const char *cmd, const char *dir)
+static void add_debug_dir(cli_resolve_opts *o, const char *cmd, const char *dir)
 {
 	struct stat st;
 	if (!*dir || strchr(dir, ':'))
@@ -60,7 +64,7 @@ void cli_resolve_add_debug_dir(cli_resolve_opts *o, const char *cmd, const char 
 	o->debug_dirs = v;
 }
 
-void cli_resolve_set_root(cli_resolve_opts *o, const char *cmd, const char *dir)
+static void set_root(cli_resolve_opts *o, const char *cmd, const char *dir)
 {
 	struct stat st;
 	if (!*dir || strchr(dir, ':'))
@@ -70,6 +74,21 @@ void cli_resolve_set_root(cli_resolve_opts *o, const char *cmd, const char *dir)
 	if (!S_ISDIR(st.st_mode))
 		die_usage(cmd, "invalid --root '%s': not a directory", dir);
 	o->root = dir;
+}
+
+bool cli_resolve_option(cli_resolve_opts *o, const char *cmd, int c, const char *arg)
+{
+	switch (c) {
+	case CLI_OPT_DEBUG_DIR: add_debug_dir(o, cmd, arg); return true;
+	case CLI_OPT_ROOT: set_root(o, cmd, arg); return true;
+	case CLI_OPT_NO_CACHE: o->no_cache = true; return true;
+	default: return false;
+	}
+}
+
+bool cli_resolve_opts_given(const cli_resolve_opts *o)
+{
+	return o->ndebug_dirs || o->root || o->no_cache;
 }
 
 void cli_resolve_opts_free(cli_resolve_opts *o)
@@ -85,6 +104,25 @@ static void on_resolve_warning(void *ctx, const char *msg)
 	warning("%s", msg);
 }
 
+/* The cache of debug files: $RTRACE_CACHE_DIR, else the XDG cache
+ * directory's rtrace/debug; NULL without a home. */
+static char *cache_dir(void)
+{
+	const char *dir = getenv("RTRACE_CACHE_DIR"), *base = getenv("XDG_CACHE_HOME");
+	const char *sub = "/rtrace/debug";
+	if (dir && *dir)
+		base = dir, sub = "";
+	else if (!base || base[0] != '/')
+		base = getenv("HOME"), sub = "/.cache/rtrace/debug";
+	if (!base || (!*sub ? !*base : base[0] != '/'))
+		return NULL;
+	size_t n = strlen(base) + strlen(sub) + 1;
+	char *p = malloc(n);
+	if (p)
+		snprintf(p, n, "%s%s", base, sub);
+	return p;
+}
+
 void cli_resolve(rt_trace *t, const cli_resolve_opts *o)
 {
 	rt_resolve_opts ro = {0};
@@ -92,8 +130,11 @@ void cli_resolve(rt_trace *t, const cli_resolve_opts *o)
 	ro.ndebug_dirs = o->ndebug_dirs;
 	ro.root = o->root;
 	ro.warn = on_resolve_warning;
+	char *cache = o->no_cache ? NULL : cache_dir();
+	ro.cache_dir = cache;
 	rt_resolve_stats st;
 	rt_resolve_trace(t, &ro, &st);
+	free(cache);
 	if (st.addrs && !st.functions && !st.missing)
 		warning("no function name found for any of %" PRIu64 " address(es): no symbols or "
 			"debug info in the traced modules?", st.addrs);
@@ -109,8 +150,7 @@ static void parse_options(int argc, char **argv, resolve_opts *o)
 	static const struct option longopts[] = {
 		{"input-file", required_argument, NULL, 'i'},
 		{"output-file", required_argument, NULL, 'o'},
-		{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
-		{"root", required_argument, NULL, OPT_ROOT},
+		CLI_RESOLVE_LONGOPTS,
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -121,11 +161,11 @@ static void parse_options(int argc, char **argv, resolve_opts *o)
 		switch (c) {
 		case 'i': o->input = optarg; break;
 		case 'o': o->output = optarg; break;
-		case OPT_DEBUG_DIR: cli_resolve_add_debug_dir(&o->res, "resolve", optarg); break;
-		case OPT_ROOT: cli_resolve_set_root(&o->res, "resolve", optarg); break;
 		case 'q': cli_quiet = true; break;
 		case 'h': fputs(usage_text, stdout); exit(RT_EXIT_OK);
-		default: cli_bad_option("resolve", c, argv);
+		default:
+			if (!cli_resolve_option(&o->res, "resolve", c, optarg))
+				cli_bad_option("resolve", c, argv);
 		}
 	}
 	if (optind < argc)

@@ -15,6 +15,8 @@ static const struct subcommand {
 	 "leaks by backtrace, contexts, selections: text or binary trace to text"},
 	{"resolve", cmd_resolve,
 	 "addresses to functions, files and lines: rtrace resolve -i trace"},
+	{"convert", cmd_convert,
+	 "between formats: text, binary, Valgrind XML in; text or XML out"},
 	{"annotate", cmd_annotate,
 	 "callgrind_annotate's report on a Callgrind profile: rtrace annotate FILE"},
 };

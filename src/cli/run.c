@@ -5,6 +5,7 @@
 #include "leak_report.h"
 #include "rtrace/binary.h"
 #include "rtrace/filter.h"
+#include "rtrace/vgxml.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -55,6 +56,13 @@ static const char usage_text[] =
 	"                            (default definite,possible)\n"
 	"      --error-exitcode=N    exit with N when errors were found (heap errors,\n"
 	"                            or leaks of the kinds above with full)\n"
+	"      --xml-file=FILE       also write the findings as Valgrind XML\n"
+	"                            (protocol 4, memcheck's, frames resolved) to\n"
+	"                            FILE; %p is the process id, %q{VAR} the value\n"
+	"                            of VAR, %% a %; processes that share a FILE\n"
+	"                            append their documents to it, as with valgrind\n"
+	"      --gen-suppressions=MODE  with --xml-file: all gives each error the\n"
+	"                            suppression that would hide it; no (default)\n"
 	"  -q, --quiet               only the program's own output\n"
 	"  -h, --help                this help\n"
 	"\n"
@@ -71,10 +79,15 @@ typedef struct run_opts {
 	const char *leak_check; /* full, summary or no */
 	leak_opts leaks;
 	int error_exitcode; /* 0: the program's status whatever was found */
+	const char *xml_file;   /* --xml-file pattern, or NULL */
+	bool gen_suppressions;
+	char **xml_written;     /* files this run has written XML to */
+	size_t nxml_written;
 } run_opts;
 
 enum { OPT_FREES = 256, OPT_FOLLOW, OPT_PAUSED, OPT_TOGGLE, OPT_NO_TS, OPT_UNWINDER,
-       OPT_LEAK_CHECK, OPT_SHOW_KINDS, OPT_ERROR_KINDS, OPT_ERROR_EXITCODE };
+       OPT_LEAK_CHECK, OPT_SHOW_KINDS, OPT_ERROR_KINDS, OPT_ERROR_EXITCODE, OPT_XML_FILE,
+       OPT_GEN_SUPP };
 
 /* The heap checking options, as memcheck spells them. */
 static void parse_leak_option(int c, const char *arg, run_opts *o)
@@ -96,6 +109,16 @@ static void parse_leak_option(int c, const char *arg, run_opts *o)
 		if (!cli_parse_u64(arg, 10, &v) || v > 255)
 			die_usage("run", "invalid --error-exitcode '%s': expected 0 to 255", arg);
 		o->error_exitcode = (int)v;
+		break;
+	case OPT_XML_FILE:
+		if (!*arg)
+			die_usage("run", "--xml-file needs a file name");
+		o->xml_file = arg;
+		break;
+	case OPT_GEN_SUPP:
+		if (strcmp(arg, "all") && strcmp(arg, "no"))
+			die_usage("run", "invalid --gen-suppressions '%s': expected all or no", arg);
+		o->gen_suppressions = !strcmp(arg, "all");
 		break;
 	}
 }
@@ -130,6 +153,8 @@ static int parse_options(int argc, char **argv, run_opts *o)
 		{"show-leak-kinds", required_argument, NULL, OPT_SHOW_KINDS},
 		{"errors-for-leak-kinds", required_argument, NULL, OPT_ERROR_KINDS},
 		{"error-exitcode", required_argument, NULL, OPT_ERROR_EXITCODE},
+		{"xml-file", required_argument, NULL, OPT_XML_FILE},
+		{"gen-suppressions", required_argument, NULL, OPT_GEN_SUPP},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -165,13 +190,17 @@ static int parse_options(int argc, char **argv, run_opts *o)
 		case OPT_LEAK_CHECK:
 		case OPT_SHOW_KINDS:
 		case OPT_ERROR_KINDS:
-		case OPT_ERROR_EXITCODE: parse_leak_option(c, optarg, o); break;
+		case OPT_ERROR_EXITCODE:
+		case OPT_XML_FILE:
+		case OPT_GEN_SUPP: parse_leak_option(c, optarg, o); break;
 		case 'h': fputs(usage_text, stdout); exit(RT_EXIT_OK);
 		default: cli_bad_option("run", c, argv);
 		}
 	}
 	if (optind >= argc)
 		die_usage("run", "no program to run");
+	if (o->gen_suppressions && !o->xml_file)
+		die_usage("run", "--gen-suppressions=all applies to --xml-file; add it");
 	if (o->start_paused && !o->toggle_signal)
 		o->toggle_signal = SIGUSR1;
 	return optind;
@@ -279,21 +308,29 @@ static void count_call(void *ctx, rt_trace *t, const rt_call *c)
 }
 
 
-/* memcheck's report for one trace: heap errors, HEAP SUMMARY (what was
- * still allocated at exit and the totals of the run), loss records, LEAK
- * SUMMARY and ERROR SUMMARY. Returns the number of errors. */
-static uint64_t heap_summary(const char *path, int pid, const run_opts *o)
+/* A trace with the run's totals (allocations, releases, bytes), the
+ * calls still live at its end, and its heap checking results. */
+static rt_trace *load_trace(const char *path, heap_totals *h, rt_diag *err, int *rc)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return NULL;
 	rt_trace *t = rt_trace_new();
-	heap_totals h = {rt_leaks_new(), 0, 0, 0};
-	rt_read_opts ro = {12, count_call, NULL, &h}; /* memcheck's 12 callers */
-	rt_diag err;
-	int rc = rt_bin_read_fd(t, fd, path, &ro, NULL, &err);
+	h->leaks = rt_leaks_new();
+	rt_read_opts ro = {12, count_call, NULL, h}; /* memcheck's 12 callers */
+	*rc = rt_bin_read_fd(t, fd, path, &ro, NULL, err);
 	close(fd);
-	rt_leaks_finish(h.leaks, t);
+	rt_leaks_finish(h->leaks, t);
+	rt_leaks_free(h->leaks);
+	h->leaks = NULL;
+	return t;
+}
+
+/* memcheck's report for one trace: heap errors, HEAP SUMMARY (what was
+ * still allocated at exit and the totals of the run), loss records, LEAK
+ * SUMMARY and ERROR SUMMARY. Returns the number of errors. */
+static uint64_t heap_summary(const rt_trace *t, const heap_totals *h, int pid, const run_opts *o)
+{
 	uint64_t live = 0, live_bytes = 0;
 	const rt_call *calls = rt_trace_calls_const(t);
 	for (size_t i = 0; i < rt_trace_call_count(t); i++) {
@@ -307,24 +344,102 @@ static uint64_t heap_summary(const char *path, int pid, const run_opts *o)
 	leak_report_errors(t, &n);
 	info("HEAP SUMMARY (pid %d):", pid);
 	info("    in use at exit: %s bytes in %s blocks", cli_grouped(live_bytes, a), cli_grouped(live, b));
-	info("  total heap usage: %s allocs, %s frees, %s bytes allocated", cli_grouped(h.allocs, a),
-	     cli_grouped(h.frees, b), cli_grouped(h.bytes, c));
+	info("  total heap usage: %s allocs, %s frees, %s bytes allocated", cli_grouped(h->allocs, a),
+	     cli_grouped(h->frees, b), cli_grouped(h->bytes, c));
 	info("%s", "");
 	leak_report_leaks(t, &o->leaks, &n);
 	leak_report_end(&n);
+	return n.errors;
+}
+
+/* valgrind's --xml-file pattern for process pid: %p, %q{VAR}, %%. */
+static char *xml_path(const char *pattern, int pid)
+{
+	size_t cap = strlen(pattern) + 64, n = 0;
+	char *out = malloc(cap);
+	for (const char *p = pattern; out && *p; p++) {
+		char piece[32] = {*p, 0};
+		const char *add = piece;
+		if (*p == '%' && p[1] == 'p') {
+			snprintf(piece, sizeof piece, "%d", pid);
+			p++;
+		} else if (*p == '%' && p[1] == '%') {
+			p++;
+		} else if (*p == '%' && p[1] == 'q' && p[2] == '{' && strchr(p, '}')) {
+			char var[256];
+			size_t len = (size_t)(strchr(p, '}') - (p + 3));
+			snprintf(var, sizeof var, "%.*s", (int)len, p + 3);
+			add = getenv(var) ? getenv(var) : "";
+			p += 3 + len;
+		}
+		size_t m = strlen(add);
+		if (n + m + 1 > cap && !(out = realloc(out, cap = (n + m + 1) * 2)))
+			break;
+		memcpy(out + n, add, m);
+		n += m;
+	}
+	if (!out)
+		die("out of memory");
+	out[n] = '\0';
+	return out;
+}
+
+/* Writes a trace's findings, resolved, as Valgrind XML: a new file the
+ * first time the run writes to it, appended to after (the documents of
+ * processes sharing a file follow each other, as with valgrind). */
+static void write_xml(rt_trace *t, int pid, run_opts *o)
+{
+	cli_resolve_opts res = {0};
+	cli_resolve(t, &res);
+	rt_vgxml_write_opts xo = {o->gen_suppressions,
+				  o->leaks.show ? o->leaks.show : RT_VGXML_SHOW_NONE};
+	rt_vgdoc_build(t, &xo);
+	char *path = xml_path(o->xml_file, pid);
+	bool again = false;
+	for (size_t i = 0; i < o->nxml_written && !again; i++)
+		again = !strcmp(o->xml_written[i], path);
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (again ? O_APPEND : O_TRUNC), 0644);
+	int rc = fd < 0 ? -errno : rt_vgxml_write_fd(t, fd, &xo);
+	if (fd >= 0 && close(fd) && !rc)
+		rc = -errno;
+	if (rc)
+		error("cannot write the XML file '%s': %s", path, strerror(-rc));
+	if (again || rc) {
+		free(path);
+		return;
+	}
+	o->xml_written = realloc(o->xml_written, (o->nxml_written + 1) * sizeof *o->xml_written);
+	if (!o->xml_written)
+		die("out of memory");
+	o->xml_written[o->nxml_written++] = path;
+}
+
+/* The reports of one process's trace; returns its errors. */
+static uint64_t report_trace(const char *path, int pid, run_opts *o)
+{
+	heap_totals h = {0};
+	rt_diag err;
+	int rc = 0;
+	rt_trace *t = load_trace(path, &h, &err, &rc);
+	if (!t)
+		return 0;
+	uint64_t errors = 0;
+	if (!cli_quiet || o->error_exitcode)
+		errors = heap_summary(t, &h, pid, o);
 	if (rc) {
 		char msg[1024];
 		rt_diag_format(&err, msg, sizeof msg);
 		warning("%s", msg);
 	}
-	rt_leaks_free(h.leaks);
+	if (o->xml_file)
+		write_xml(t, pid, o);
 	rt_trace_free(t);
-	return n.errors;
+	return errors;
 }
 
 /* Prints the traces the run produced (each process announces its file);
  * returns the errors found in the program's own process. */
-static uint64_t report_traces(const char *manifest, const run_opts *o)
+static uint64_t report_traces(const char *manifest, run_opts *o)
 {
 	FILE *fp = fopen(manifest, "r");
 	uint64_t errors = 0;
@@ -341,8 +456,8 @@ static uint64_t report_traces(const char *manifest, const run_opts *o)
 		if (!strcmp(path + 1, "!")) /* the tracer said why on stderr */
 			continue;
 		info("trace written to %s", path + 1);
-		if (!cli_quiet || o->error_exitcode) {
-			uint64_t e = heap_summary(path + 1, atoi(line), o);
+		if (!cli_quiet || o->error_exitcode || o->xml_file) {
+			uint64_t e = report_trace(path + 1, atoi(line), o);
 			if (atoi(line) == child_pid)
 				errors += e;
 		}
@@ -396,5 +511,8 @@ int cmd_run(int argc, char **argv)
 	else if (report_traces(manifest, &o) && o.error_exitcode)
 		rc = o.error_exitcode;
 	unlink(manifest);
+	for (size_t i = 0; i < o.nxml_written; i++)
+		free(o.xml_written[i]);
+	free(o.xml_written);
 	return rc;
 }

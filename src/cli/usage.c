@@ -117,13 +117,5 @@ void cli_bad_option(const char *cmd, int c, char **argv)
  * holds at least 27 bytes. */
 const char *cli_grouped(uint64_t v, char *buf)
 {
-	char tmp[32];
-	int n = snprintf(tmp, sizeof tmp, "%" PRIu64, v), j = 0;
-	for (int i = 0; i < n; i++) {
-		if (i && (n - i) % 3 == 0)
-			buf[j++] = ',';
-		buf[j++] = tmp[i];
-	}
-	buf[j] = '\0';
-	return buf;
+	return rt_grouped(v, buf);
 }

@@ -416,11 +416,35 @@ static void set_start_time(rd *r, uint64_t sec)
 	rt_trace_set_header(r->t, "timestamp", buf);
 }
 
+/* The "args" header: the arguments after argv[0] of a PROCESS cmdline
+ * (NUL-separated; older tracers joined them with spaces), separated by
+ * spaces, with space and backslash escaped by a backslash. */
+static void set_args(rd *r, bstr cmd)
+{
+	char sep = memchr(cmd.p, '\0', cmd.n) ? '\0' : ' ';
+	const uint8_t *p = memchr(cmd.p, sep, cmd.n);
+	if (!p)
+		return;
+	size_t n = cmd.n - (size_t)(p + 1 - cmd.p), k = 0;
+	char *v = rt_xmalloc(2 * n + 1);
+	for (size_t i = 0; i < n; i++) {
+		char c = (char)p[1 + i];
+		if (c == sep)
+			c = ' ';
+		else if (c == ' ' || c == '\\')
+			v[k++] = '\\';
+		v[k++] = c;
+	}
+	v[k] = '\0';
+	rt_trace_set_header(r->t, "args", v);
+	free(v);
+}
+
 /* PROCESS: the header fields, and the clock that CALL deltas count from. */
 static bool rec_process(rd *r, stream *s)
 {
 	uint64_t pid, ppid, sec, nsec, depth, flags;
-	bstr arch, proc, cmdline;
+	bstr arch, proc, cmdline = {NULL, 0};
 	if (!get_v(r, s, &pid) || !get_v(r, s, &ppid) || !get_v(r, s, &sec) ||
 	    !get_v(r, s, &nsec) || !get_s(r, s, &arch) || !get_s(r, s, &proc) ||
 	    !get_s(r, s, &cmdline) || !get_v(r, s, &depth) || !get_v(r, s, &flags))
@@ -441,6 +465,8 @@ static bool rec_process(rd *r, stream *s)
 	rt_trace_set_header(r->t, "process", text(r, 0, proc));
 	set_u64(r, "backtrace depth", depth);
 	set_start_time(r, sec);
+	set_u64(r, "ppid", ppid);
+	set_args(r, cmdline);
 	return true;
 }
 

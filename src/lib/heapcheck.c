@@ -6,6 +6,8 @@
 #include "trace_int.h"
 #include "util.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,6 +84,79 @@ const rt_heap_error *rt_trace_heap_error_at(const rt_trace *t, size_t i) { retur
 
 rt_heap_error *rt_trace_heap_errors(rt_trace *t) { return hc_get(t)->errs; }
 
+const char *rt_grouped(uint64_t v, char *buf)
+{
+	char tmp[24];
+	int n = snprintf(tmp, sizeof tmp, "%" PRIu64, v), j = 0;
+	for (int i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[j++] = ',';
+		buf[j++] = tmp[i];
+	}
+	buf[j] = '\0';
+	return buf;
+}
+
+/* --- loss records --- */
+
+static int loss_by_place(const void *a, const void *b)
+{
+	const rt_leak *x = *(const rt_leak *const *)a, *y = *(const rt_leak *const *)b;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->bt != y->bt)
+		return x->bt < y->bt ? -1 : 1;
+	return (x->fn > y->fn) - (x->fn < y->fn);
+}
+
+/* memcheck's cmp_LossRecords: total size, state, block count, then the
+ * allocation context (memcheck compares ExeContext addresses, which grow
+ * in creation order, as backtrace ids do). */
+static int loss_by_size(const void *a, const void *b)
+{
+	const rt_loss_record *x = a, *y = b;
+	uint64_t tx = x->bytes + x->indirect, ty = y->bytes + y->indirect;
+	if (tx != ty)
+		return tx < ty ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->blocks != y->blocks)
+		return x->blocks < y->blocks ? -1 : 1;
+	if (x->bt != y->bt)
+		return x->bt < y->bt ? -1 : 1;
+	return (x->fn > y->fn) - (x->fn < y->fn);
+}
+
+rt_loss_record *rt_loss_records(const rt_leak *leaks, size_t n, size_t *count)
+{
+	*count = 0;
+	if (!n)
+		return NULL;
+	const rt_leak **v = rt_xmalloc(n * sizeof *v);
+	rt_loss_record *r = rt_xmalloc(n * sizeof *r);
+	size_t nr = 0;
+	for (size_t i = 0; i < n; i++)
+		v[i] = &leaks[i];
+	qsort(v, n, sizeof *v, loss_by_place);
+	for (size_t i = 0; i < n; i++) {
+		if (!nr || loss_by_place(&v[i], &v[i - 1]))
+			r[nr++] = (rt_loss_record){v[i]->kind, v[i]->fn, v[i]->bt, 0, 0, 0};
+		r[nr - 1].bytes += v[i]->size;
+		r[nr - 1].indirect += v[i]->indirect;
+		r[nr - 1].blocks += v[i]->blocks ? v[i]->blocks : 1;
+	}
+	free(v);
+	qsort(r, nr, sizeof *r, loss_by_size);
+	*count = nr;
+	return r;
+}
+
+rt_loss_record *rt_trace_loss_records(const rt_trace *t, size_t *count)
+{
+	size_t n = rt_trace_leak_count(t);
+	return rt_loss_records(n ? rt_trace_leak_at(t, 0) : NULL, n, count);
+}
+
 const char *rt_leak_kind_name(unsigned kind)
 {
 	static const char *const names[] = {"", "definitely lost", "indirectly lost",
@@ -153,39 +228,6 @@ static bool call_present(const rt_trace *t, uint64_t index)
 	return l < rt_trace_call_count(t) && c[l].index == index && c[l].kind != RT_CALL_DEAD;
 }
 
-static void write_leak(const rt_trace *t, const rt_leak *l, rt_out *out)
-{
-	rt_out_str(out, "## leak ");
-	if (l->index)
-		rt_out_u64(out, l->index);
-	else
-		rt_out_ch(out, '-');
-	rt_out_str(out, ": ");
-	rt_out_str(out, rt_leak_kind_name(l->kind));
-	rt_out_str(out, ", ");
-	rt_out_u64(out, l->size);
-	rt_out_str(out, " bytes");
-	if (!l->index) { /* the call line gives a traced block's address */
-		rt_out_str(out, " at 0x");
-		rt_out_hex(out, l->addr, 1);
-	}
-	if (l->fn != RT_NONE) {
-		rt_out_str(out, " by ");
-		rt_out_str(out, rt_trace_str(t, l->fn));
-	}
-	if (l->indirect) {
-		rt_out_str(out, " (");
-		rt_out_u64(out, l->indirect);
-		rt_out_str(out, " bytes indirectly lost with it)");
-	}
-	if (l->heuristic) {
-		rt_out_str(out, " (via heuristic ");
-		rt_out_str(out, rt_leak_heuristic_name(l->heuristic));
-		rt_out_ch(out, ')');
-	}
-	rt_out_ch(out, '\n');
-}
-
 static void write_stack(const rt_trace *t, const char *title, uint32_t fn, uint32_t bt, rt_out *out)
 {
 	rt_out_str(out, "##   ");
@@ -208,6 +250,46 @@ static void write_stack(const rt_trace *t, const char *title, uint32_t fn, uint3
 	}
 }
 
+static void write_leak(const rt_trace *t, const rt_leak *l, rt_out *out)
+{
+	rt_out_str(out, "## leak ");
+	if (l->index)
+		rt_out_u64(out, l->index);
+	else
+		rt_out_ch(out, '-');
+	rt_out_str(out, ": ");
+	rt_out_str(out, rt_leak_kind_name(l->kind));
+	rt_out_str(out, ", ");
+	rt_out_u64(out, l->size);
+	rt_out_str(out, " bytes");
+	if (l->blocks > 1) { /* a loss record read from Valgrind XML */
+		rt_out_str(out, " in ");
+		rt_out_u64(out, l->blocks);
+		rt_out_str(out, " blocks");
+	}
+	if (!l->index && l->addr) { /* the call line gives a traced block's address */
+		rt_out_str(out, " at 0x");
+		rt_out_hex(out, l->addr, 1);
+	}
+	if (l->fn != RT_NONE) {
+		rt_out_str(out, " by ");
+		rt_out_str(out, rt_trace_str(t, l->fn));
+	}
+	if (l->indirect) {
+		rt_out_str(out, " (");
+		rt_out_u64(out, l->indirect);
+		rt_out_str(out, " bytes indirectly lost with it)");
+	}
+	if (l->heuristic) {
+		rt_out_str(out, " (via heuristic ");
+		rt_out_str(out, rt_leak_heuristic_name(l->heuristic));
+		rt_out_ch(out, ')');
+	}
+	rt_out_ch(out, '\n');
+	if (!l->index && l->bt != RT_NONE) /* no call line gives its stack */
+		write_stack(t, "allocated at", RT_NONE, l->bt, out);
+}
+
 static void write_error(const rt_trace *t, const rt_heap_error *e, rt_out *out)
 {
 	rt_out_str(out, "## error ");
@@ -216,8 +298,11 @@ static void write_error(const rt_trace *t, const rt_heap_error *e, rt_out *out)
 	rt_out_str(out, rt_trace_str(t, e->fn));
 	rt_out_str(out, "(0x");
 	rt_out_hex(out, e->addr, 1);
-	rt_out_str(out, ") at call ");
-	rt_out_u64(out, e->index);
+	rt_out_ch(out, ')');
+	if (e->index) { /* 0: read from Valgrind XML, which numbers no calls */
+		rt_out_str(out, " at call ");
+		rt_out_u64(out, e->index);
+	}
 	if (e->block == RT_BLOCK_UNKNOWN) {
 		rt_out_str(out, ": not stack'd, malloc'd or (recently) free'd\n");
 	} else {

@@ -81,9 +81,8 @@ void rt_out_dec_pad(rt_out *o, uint64_t v, int width)
 	rt_out_mem(o, tmp + i, (size_t)(24 - i));
 }
 
-void rt_out_hex(rt_out *o, uint64_t v, int width)
+static void out_hex(rt_out *o, uint64_t v, int width, const char *digits)
 {
-	static const char digits[] = "0123456789abcdef";
 	char tmp[16];
 	int i = 16;
 	do {
@@ -93,4 +92,14 @@ void rt_out_hex(rt_out *o, uint64_t v, int width)
 	while (16 - i < width && i > 0)
 		tmp[--i] = '0';
 	rt_out_mem(o, tmp + i, (size_t)(16 - i));
+}
+
+void rt_out_hex(rt_out *o, uint64_t v, int width)
+{
+	out_hex(o, v, width, "0123456789abcdef");
+}
+
+void rt_out_hex_upper(rt_out *o, uint64_t v, int width)
+{
+	out_hex(o, v, width, "0123456789ABCDEF");
 }

@@ -1,5 +1,6 @@
 /* The resolver: the trace's memory map as a sorted table of mappings, a
- * cache of resolved addresses, and the pass over a trace's backtraces.
+ * cache of resolved addresses, interned strings. The pass over a trace's
+ * backtraces is resolve_pass.c.
  *
  * Each module file is opened once (resolve_module.c) at its link-time
  * addresses; every mapping of it carries its own bias, so one module
@@ -57,6 +58,7 @@ static void build_maps(rt_resolver *r)
 			r->mods = rt_xrealloc(r->mods, (id + 1) * sizeof *r->mods);
 			memset(&r->mods[id], 0, sizeof *r->mods);
 			r->mods[id].path = r->paths.strs[id];
+			r->mods[id].path_id = RT_NONE;
 			r->nmods = id + 1;
 		}
 		rt_rmap *map = &r->maps[r->nmaps++];
@@ -70,13 +72,16 @@ static void build_maps(rt_resolver *r)
 			maxto = r->maps[i].to;
 		r->maps[i].maxto = maxto;
 	}
+	for (size_t i = 0; i < r->nmods; i++)
+		r->mods[i].owner = r;
 }
 
-rt_resolver *rt_resolve_new(const rt_trace *t, const rt_resolve_opts *opts)
+rt_resolver *rt_resolve_new_for(const rt_trace *t, const rt_resolve_opts *opts, rt_trace *out)
 {
 	static const rt_resolve_opts none = {0};
 	rt_resolver *r = rt_xcalloc(1, sizeof *r);
 	r->t = t;
+	r->out = out;
 	r->o = opts ? *opts : none;
 	rt_arena_init(&r->arena);
 	rt_strtab_init(&r->strs, &r->arena);
@@ -85,15 +90,22 @@ rt_resolver *rt_resolve_new(const rt_trace *t, const rt_resolve_opts *opts)
 	if (r->o.root) /* module paths are absolute: ROOT + /lib/x.so */
 		r->o.root = rt_arena_strndup(&r->arena, r->o.root,
 					     strlen(r->o.root) - (r->o.root[0] && r->o.root[strlen(r->o.root) - 1] == '/'));
+	if (r->o.cache_dir)
+		r->o.cache_dir = rt_arena_strndup(&r->arena, r->o.cache_dir, strlen(r->o.cache_dir));
 	r->debuginfo_path = debuginfo_path(&r->o);
 	r->o.debug_dirs = NULL; /* not kept: only the path string is used */
 	r->o.ndebug_dirs = 0;
 	r->cb.find_elf = dwfl_build_id_find_elf;
-	r->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	r->cb.find_debuginfo = rt_resolve_find_debuginfo;
 	r->cb.section_address = dwfl_offline_section_address;
 	r->cb.debuginfo_path = &r->debuginfo_path;
 	build_maps(r);
 	return r;
+}
+
+rt_resolver *rt_resolve_new(const rt_trace *t, const rt_resolve_opts *opts)
+{
+	return rt_resolve_new_for(t, opts, NULL);
 }
 
 void rt_resolve_free(rt_resolver *r)
@@ -107,6 +119,7 @@ void rt_resolve_free(rt_resolver *r)
 	free(r->ents);
 	free(r->slots);
 	free(r->locs);
+	free(r->lids);
 	free(r->demangled);
 	free(r->buf);
 	free(r->debuginfo_path);
@@ -122,18 +135,21 @@ void rt_resolve_get_stats(const rt_resolver *r, rt_resolve_stats *st)
 	*st = r->st;
 }
 
+uint32_t rt_resolve_str(rt_resolver *r, const char *s, size_t len)
+{
+	return r->out ? rt_trace_intern(r->out, s, len) : rt_strtab_intern(&r->strs, s, len);
+}
+
+const char *rt_resolve_strp(const rt_resolver *r, uint32_t id)
+{
+	return r->out ? rt_trace_str(r->out, id) : r->strs.strs[id];
+}
+
 /* The mapping holding a: of several (a module unloaded, another loaded at
  * its place), the one live at the call, else the one mapped last. */
 static rt_rmap *find_map(rt_resolver *r, uint64_t a, uint64_t call_index)
 {
-	size_t lo = 0, hi = r->nmaps;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (r->maps[mid].from <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = RT_COUNT_UPTO(r->maps, r->nmaps, from, a);
 	rt_rmap *best = NULL;
 	bool best_live = false;
 	for (size_t i = lo; i > 0 && r->maps[i - 1].maxto > a; i--) {
@@ -153,47 +169,49 @@ static rt_rmap *find_map(rt_resolver *r, uint64_t a, uint64_t call_index)
 
 /* The function name from the symbol table, for an address that DWARF
  * does not name. */
-static void symbol_name(rt_resolver *r, rt_rmod *m, uint64_t a, uint32_t *n)
+static void symbol_name(rt_resolver *r, rt_rmod *m, uint64_t a, rt_rent *e)
 {
-	const rt_rsym *sym = rt_resolve_symbol(m, a);
+	rt_rsym *sym = rt_resolve_symbol(m, a);
 	if (!sym)
 		return;
 	bool demangled;
-	const char *fn = rt_resolve_symbol_name(r, sym->name, &demangled);
-	if (*n) { /* a line without a function */
-		r->locs[r->nlocs - *n].fn = fn;
-		r->locs[r->nlocs - *n].demangled = demangled;
+	uint32_t fn = rt_resolve_symbol_name(r, sym, &demangled);
+	if (e->n) { /* a line without a function */
+		r->locs[e->off].fn = rt_resolve_strp(r, fn);
+		r->locs[e->off].demangled = demangled;
+		r->lids[e->off].fn = fn;
 		return;
 	}
-	rt_resolve_loc loc = {fn, NULL, 0, demangled};
-	RT_PUSH(r->locs, r->nlocs, r->clocs, loc);
-	*n = 1;
+	rt_resolve_push(r, fn, RT_NONE, 0, demangled);
+	e->n = 1;
 }
 
-/* Looks up libdwfl address a (the call instruction for a return address)
- * of mapping map: the inline chain from DWARF, else a symbol's name. */
-static void compute(rt_resolver *r, rt_rmap *map, uint64_t a, rt_rent *e)
+bool rt_resolve_usable(rt_resolver *r, rt_rmap *map)
 {
+	return rt_resolve_open_module(r, &r->mods[map->mod], map) &&
+	       (map->placed || rt_resolve_place(r, map)) && !map->bad;
+}
+
+void rt_resolve_compute(rt_resolver *r, rt_rent *e)
+{
+	rt_rmap *map = &r->maps[e->map];
 	rt_rmod *m = &r->mods[map->mod];
 	e->off = (uint32_t)r->nlocs;
 	e->n = 0;
+	e->done = true;
 	r->st.addrs++;
-	e->text = NULL;
-	e->text_id = RT_NONE;
-	/* an unreadable module leaves the address bare, so that a later run
-	 * (with --root or --debug-dir) can still resolve it */
-	if (!rt_resolve_open_module(r, m, map) || (!map->placed && !rt_resolve_place(r, map)) ||
-	    map->bad)
+	if (!rt_resolve_usable(r, map))
 		return;
-	uint64_t da = a - (uint64_t)map->bias;
+	/* the call instruction of a return address */
+	uint64_t da = (r->o.exact ? e->addr : e->addr - 1) - (uint64_t)map->bias;
 	e->n = rt_resolve_dwarf(r, m, da);
 	if (!e->n || !r->locs[e->off].fn)
-		symbol_name(r, m, da, &e->n);
+		symbol_name(r, m, da, e);
 	if (e->n && r->locs[e->off].fn)
 		r->st.functions++;
 	if (e->n && r->locs[e->off].file)
 		r->st.lines++;
-	e->text = rt_resolve_format(r, m->path, r->locs + e->off, e->n);
+	e->text_id = rt_resolve_format(r, m->path, e->off, e->n);
 }
 
 static size_t ent_hash(uint64_t addr, uint32_t map)
@@ -214,12 +232,9 @@ static void ents_rehash(rt_resolver *r)
 	}
 }
 
-/* The cached entry for addr, computing it on first sight; NULL when addr
- * is in no mapping. */
-static rt_rent *entry(rt_resolver *r, uint64_t addr, uint64_t call_index)
+rt_rent *rt_resolve_entry(rt_resolver *r, uint64_t addr, uint64_t call_index, bool now)
 {
-	uint64_t a = r->o.exact ? addr : addr - 1;
-	rt_rmap *map = find_map(r, a, call_index);
+	rt_rmap *map = find_map(r, r->o.exact ? addr : addr - 1, call_index);
 	if (!map)
 		return NULL;
 	uint32_t mi = (uint32_t)(map - r->maps);
@@ -231,99 +246,83 @@ static rt_rent *entry(rt_resolver *r, uint64_t addr, uint64_t call_index)
 		if (e->addr == addr && e->map == mi)
 			return e;
 	}
-	rt_rent e = {addr, mi, 0, 0, NULL, RT_NONE};
-	compute(r, map, a, &e);
+	rt_rent e = {addr, mi, 0, 0, RT_NONE, false, false};
 	RT_PUSH(r->ents, r->nents, r->cents, e);
 	r->slots[j] = (uint32_t)r->nents;
+	if (now)
+		rt_resolve_compute(r, &r->ents[r->nents - 1]);
 	return &r->ents[r->nents - 1];
 }
 
 bool rt_resolve_addr(rt_resolver *r, uint64_t addr, uint64_t call_index, rt_resolved *out)
 {
-	rt_rent *e = entry(r, addr, call_index);
+	rt_rent *e = rt_resolve_entry(r, addr, call_index, true);
 	memset(out, 0, sizeof *out);
 	if (!e)
 		return false;
 	out->module = r->mods[r->maps[e->map].mod].path;
 	out->n = e->n;
 	out->locs = e->n ? r->locs + e->off : NULL;
-	out->text = e->text;
+	out->text = e->text_id != RT_NONE ? rt_resolve_strp(r, e->text_id) : NULL;
 	return true;
 }
 
-/* Interns e's text in t and records the frame's inline chain there. */
-static uint32_t record(rt_resolver *r, rt_trace *t, rt_rent *e)
+void rt_resolve_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
-	e->text_id = rt_trace_intern(t, e->text, strlen(e->text));
-	rt_srcloc locs[64];
-	uint32_t n = e->n < 64 ? e->n : 64;
-	for (uint32_t i = 0; i < n; i++) {
-		const rt_resolve_loc *l = &r->locs[e->off + i];
-		locs[i].fn = l->fn ? rt_trace_intern(t, l->fn, strlen(l->fn)) : RT_NONE;
-		locs[i].file = l->file ? rt_trace_intern(t, l->file, strlen(l->file)) : RT_NONE;
-		locs[i].line = l->line;
-		locs[i].flags = l->demangled ? RT_SRCLOC_DEMANGLED : 0;
+	const char *p = base;
+	for (size_t i = 1; i < n; i++) {
+		if (cmp(p + (i - 1) * size, p + i * size) > 0) {
+			qsort(base, n, size, cmp);
+			return;
+		}
 	}
-	const char *mod = r->mods[r->maps[e->map].mod].path;
-	rt_frame f = {e->addr, e->text_id};
-	rt_trace_set_frame_info(t, &f, rt_trace_intern(t, mod, strlen(mod)), locs, n);
-	return e->text_id;
 }
 
-/* The backtrace bt with its unresolved frames resolved, interned. */
-static uint32_t resolve_bt(rt_resolver *r, rt_trace *t, uint32_t bt, uint64_t call_index,
-			   rt_frame **buf, size_t *cap)
+/* rt_rhash: open addressing on the mixed keys. */
+struct rt_rslot {
+	uint64_t a, b, v;
+	bool used;
+};
+
+static struct rt_rslot *rhash_slot(const rt_rhash *h, uint64_t a, uint64_t b)
 {
-	uint32_t n = rt_trace_bt_len(t, bt);
-	if (!n)
-		return bt;
-	rt_grow((void **)buf, cap, n, sizeof **buf);
-	memcpy(*buf, rt_trace_bt_frames(t, bt), n * sizeof **buf);
-	bool changed = false;
-	for (uint32_t i = 0; i < n; i++) {
-		rt_frame *f = &(*buf)[i];
-		if (f->text != RT_NONE)
-			continue; /* resolved already, perhaps on the traced machine */
-		rt_rent *e = entry(r, f->addr, call_index);
-		if (!e || !e->text)
-			continue;
-		f->text = e->text_id != RT_NONE ? e->text_id : record(r, t, e);
-		changed = true;
+	size_t mask = h->nslots - 1;
+	for (size_t i = rt_mix64(a ^ rt_mix64(b)) & mask;; i = (i + 1) & mask) {
+		struct rt_rslot *s = &h->slots[i];
+		if (!s->used || (s->a == a && s->b == b))
+			return s;
 	}
-	return changed ? rt_trace_intern_bt(t, *buf, n) : bt;
 }
 
-static void mark_resolved(rt_trace *t)
+bool rt_rhash_get(const rt_rhash *h, uint64_t a, uint64_t b, uint64_t *v)
 {
-	if (rt_trace_filter_bits(t) & RT_FILTER_RESOLVE)
-		return;
-	const char *f = rt_trace_header(t, "filter");
-	char buf[256];
-	snprintf(buf, sizeof buf, "%s%sresolve", f ? f : "", f && *f ? "|" : "");
-	rt_trace_set_header(t, "filter", buf);
+	if (!h->nslots)
+		return false;
+	const struct rt_rslot *s = rhash_slot(h, a, b);
+	if (s->used)
+		*v = s->v;
+	return s->used;
 }
 
-void rt_resolve_trace(rt_trace *t, const rt_resolve_opts *opts, rt_resolve_stats *st)
+void rt_rhash_put(rt_rhash *h, uint64_t a, uint64_t b, uint64_t v)
 {
-	rt_resolver *r = rt_resolve_new(t, opts);
-	uint32_t nbt = rt_trace_bt_count(t);
-	uint32_t *memo = rt_xmalloc((nbt ? nbt : 1) * sizeof *memo);
-	memset(memo, 0xff, (nbt ? nbt : 1) * sizeof *memo); /* RT_NONE */
-	rt_frame *buf = NULL;
-	size_t cap = 0;
-	rt_call *calls = rt_trace_calls(t);
-	for (size_t i = 0, n = rt_trace_call_count(t); i < n; i++) {
-		rt_call *c = &calls[i];
-		if (c->kind == RT_CALL_DEAD || c->bt >= nbt)
-			continue;
-		if (memo[c->bt] == RT_NONE)
-			memo[c->bt] = resolve_bt(r, t, c->bt, c->index, &buf, &cap);
-		c->bt = memo[c->bt];
+	if ((h->n + 1) * 2 > h->nslots) {
+		rt_rhash old = *h;
+		h->nslots = h->nslots ? h->nslots * 2 : 64;
+		h->slots = rt_xcalloc(h->nslots, sizeof *h->slots);
+		for (size_t i = 0; i < old.nslots; i++) {
+			if (old.slots[i].used)
+				*rhash_slot(h, old.slots[i].a, old.slots[i].b) = old.slots[i];
+		}
+		free(old.slots);
 	}
-	mark_resolved(t);
-	if (st)
-		*st = r->st;
-	free(buf);
-	free(memo);
-	rt_resolve_free(r);
+	struct rt_rslot *s = rhash_slot(h, a, b);
+	h->n += !s->used;
+	*s = (struct rt_rslot){a, b, v, true};
+}
+
+void rt_rhash_free(rt_rhash *h)
+{
+	free(h->slots);
+	memset(h, 0, sizeof *h);
 }

@@ -91,29 +91,21 @@ static void load_symbols(rt_rmod *m)
 		if (!name || !*name || sym.st_shndx == SHN_UNDEF ||
 		    (type != STT_FUNC && type != STT_GNU_IFUNC))
 			continue;
-		rt_rsym s = {addr, sym.st_size, name, i};
+		rt_rsym s = {addr, sym.st_size, name, i, RT_NONE, false};
 		RT_PUSH(m->syms, m->nsyms, cap, s);
 	}
-	if (m->nsyms)
-		qsort(m->syms, m->nsyms, sizeof *m->syms, sym_cmp);
+	rt_resolve_sort(m->syms, m->nsyms, sizeof *m->syms, sym_cmp);
 }
 
 /* The function symbol containing a, or the nearest one below it when a
  * is in the alignment padding after it (as addr2line names padding) or it
  * has no size; of aliases, the first in the table (the others follow). */
-const rt_rsym *rt_resolve_symbol(const rt_rmod *m, uint64_t a)
+rt_rsym *rt_resolve_symbol(const rt_rmod *m, uint64_t a)
 {
-	size_t lo = 0, hi = m->nsyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->syms[mid].addr <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = RT_COUNT_UPTO(m->syms, m->nsyms, addr, a);
 	/* nested symbols: a few entries back may still contain a */
 	for (size_t i = lo, k = 0; i > 0 && k < 8; i--, k++) {
-		const rt_rsym *s = &m->syms[i - 1];
+		rt_rsym *s = &m->syms[i - 1];
 		bool padding = k == 0 && a - s->addr < s->size + PADDING;
 		if (a < s->addr + s->size || padding || (s->size == 0 && k == 0)) {
 			while (s > m->syms && s[-1].addr == s->addr)
@@ -136,6 +128,9 @@ static bool report(rt_resolver *r, rt_rmod *m, int fd, const char *full)
 	 * resolver, so one module serves every place it was loaded at */
 	m->mod = dwfl_report_elf(m->dwfl, m->path, full, fd, 0, true);
 	dwfl_report_end(m->dwfl, NULL, NULL);
+	void **userdata;
+	if (m->mod && dwfl_module_info(m->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL))
+		*userdata = m; /* for rt_resolve_find_debuginfo */
 	if (!m->mod) {
 		close(fd);
 		rt_resolve_warn(r, "cannot read module '%s': %s; its addresses stay unresolved",
@@ -176,6 +171,10 @@ bool rt_resolve_open_module(rt_resolver *r, rt_rmod *m, const rt_rmap *map)
 void rt_resolve_close_module(rt_rmod *m)
 {
 	rt_resolve_free_units(m);
+	rt_rhash_free(&m->names);
+	rt_arena_free(&m->arena);
+	free(m->debug_file);
+	free(m->debug_link);
 	if (m->dwfl)
 		dwfl_end(m->dwfl);
 	free(m->syms);

@@ -49,10 +49,18 @@ static void write_filter(rt_out *out, unsigned bits)
 		put_kv(out, "filter", buf);
 }
 
+/* Keys of the model the text protocol does not carry: the binary trace's
+ * parent pid and arguments (for Valgrind XML; an argument may hold the
+ * ", " that ends a header field). */
+static const char *const model_only_keys[] = {"ppid", "args"};
+
 static bool is_known_key(const char *k)
 {
 	for (size_t i = 0; i < NKEYS; i++)
 		if (strcmp(k, header_keys[i]) == 0)
+			return true;
+	for (size_t i = 0; i < sizeof model_only_keys / sizeof *model_only_keys; i++)
+		if (strcmp(k, model_only_keys[i]) == 0)
 			return true;
 	return false;
 }

@@ -63,6 +63,7 @@ struct rt_trace {
 	int ts_digits;
 	struct rt_finfo_tab *finfo; /* resolved frames' details, frame_info.c */
 	struct rt_hc *hc;           /* heap checking results, heapcheck.c */
+	struct rt_vgdoc *vg;        /* Valgrind documents, vgdoc.c */
 };
 
 rt_trace *rt_trace_new(void)
@@ -95,6 +96,7 @@ void rt_trace_free(rt_trace *t)
 	free(t->calls);
 	rt_finfo_free(t->finfo);
 	rt_hc_free(t->hc);
+	rt_vgdoc_free(t->vg);
 	rt_strtab_free(&t->strs);
 	rt_strtab_free(&t->header_keys);
 	rt_arena_free(&t->arena);
@@ -114,6 +116,27 @@ uint32_t rt_trace_intern(rt_trace *t, const char *s, size_t len)
 const char *rt_trace_str(const rt_trace *t, uint32_t id)
 {
 	return id < t->strs.n ? t->strs.strs[id] : "";
+}
+
+void rt_trace_str_mark(const rt_trace *t, rt_str_mark *m)
+{
+	rt_arena_mark a = rt_arena_get_mark(&t->arena);
+	m->nstrs = t->strs.n;
+	m->head = a.head;
+	m->cur = a.cur;
+	m->end = a.end;
+}
+
+bool rt_trace_str_unchanged(const rt_trace *t, const rt_str_mark *m)
+{
+	return t->strs.n == m->nstrs && t->arena.head == m->head && t->arena.cur == m->cur;
+}
+
+void rt_trace_str_release(rt_trace *t, const rt_str_mark *m)
+{
+	rt_strtab_truncate(&t->strs, m->nstrs);
+	rt_arena_mark a = {m->head, m->cur, m->end};
+	rt_arena_rewind(&t->arena, a);
 }
 
 static const char *dup0(rt_trace *t, const char *s)
@@ -466,6 +489,11 @@ struct rt_hc **rt_trace_hc_slot(const rt_trace *t)
 struct rt_finfo_tab **rt_trace_finfo_slot(const rt_trace *t)
 {
 	return &((rt_trace *)t)->finfo;
+}
+
+struct rt_vgdoc **rt_trace_vg_slot(const rt_trace *t)
+{
+	return &((rt_trace *)t)->vg;
 }
 
 void rt_trace_set_ts_digits(rt_trace *t, int digits) { t->ts_digits = digits; }

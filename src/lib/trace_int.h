@@ -21,4 +21,27 @@ struct rt_hc;
 struct rt_hc **rt_trace_hc_slot(const rt_trace *t);
 void rt_hc_free(struct rt_hc *hc);
 
+/* Valgrind documents (vgdoc.c), owned by the trace. */
+struct rt_vgdoc;
+struct rt_vgdoc **rt_trace_vg_slot(const rt_trace *t);
+void rt_vgdoc_free(struct rt_vgdoc *vg);
+/* rt_vg_add with the element name's string id (a reader caches them). */
+uint32_t rt_vg_add_id(rt_trace *t, uint32_t parent, uint32_t name);
+
+/* Where the trace's strings stand: a streaming reader that drops an
+ * element nothing refers to any more gives back the strings first seen in
+ * it (rt_trace_str_release), so that it reads in constant memory. */
+typedef struct rt_str_mark {
+	size_t nstrs;
+	struct rt_arena_chunk *head;
+	char *cur, *end;
+} rt_str_mark;
+
+void rt_trace_str_mark(const rt_trace *t, rt_str_mark *m);
+/* Whether nothing was interned or copied into the trace since m. */
+bool rt_trace_str_unchanged(const rt_trace *t, const rt_str_mark *m);
+/* Forgets the strings interned since m and frees their bytes; ids and
+ * pointers of those strings must no longer be in use. */
+void rt_trace_str_release(rt_trace *t, const rt_str_mark *m);
+
 #endif

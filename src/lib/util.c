@@ -1,6 +1,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,19 @@ char *rt_xstrdup(const char *s)
 {
 	size_t n = strlen(s) + 1;
 	return memcpy(rt_xmalloc(n), s, n);
+}
+
+char *rt_xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	char *s = rt_xmalloc(n > 0 ? (size_t)n + 1 : 1);
+	va_start(ap, fmt);
+	vsnprintf(s, n > 0 ? (size_t)n + 1 : 1, fmt, ap);
+	va_end(ap);
+	return s;
 }
 
 void rt_grow(void **p, size_t *cap, size_t need, size_t elem)
@@ -110,6 +124,23 @@ char *rt_arena_strndup(rt_arena *a, const char *s, size_t n)
 	return p;
 }
 
+rt_arena_mark rt_arena_get_mark(const rt_arena *a)
+{
+	rt_arena_mark m = {a->head, a->cur, a->end};
+	return m;
+}
+
+void rt_arena_rewind(rt_arena *a, rt_arena_mark m)
+{
+	while (a->head != m.head) {
+		struct rt_arena_chunk *next = a->head->next;
+		free(a->head);
+		a->head = next;
+	}
+	a->cur = m.cur;
+	a->end = m.end;
+}
+
 /* One multiply and shift per word, the full mix once at the end: names
  * of kilobytes (C++ templates, Callgrind's caller chains) are hashed at
  * memory speed. */
@@ -144,16 +175,33 @@ void rt_strtab_free(rt_strtab *t)
 	memset(t, 0, sizeof *t);
 }
 
+/* A slot holds id + 1 in its low half and the string's hash in its high
+ * half: probing compares hashes before touching a string, and a rehash
+ * needs no string at all. */
+#define SLOT_ID(v) ((uint32_t)(v))
+#define SLOT_HASH(v) ((uint32_t)((v) >> 32))
+
+static void strtab_place(uint64_t *slots, size_t nslots, uint32_t h, uint32_t id)
+{
+	size_t i = h & (nslots - 1);
+	while (slots[i])
+		i = (i + 1) & (nslots - 1);
+	slots[i] = (uint64_t)h << 32 | (id + 1);
+}
+
+/* Re-inserts in id order, which rt_strtab_truncate relies on. */
 static void strtab_rehash(rt_strtab *t)
 {
 	size_t nslots = t->nslots ? t->nslots * 2 : 64;
-	uint32_t *slots = rt_xcalloc(nslots, sizeof *slots);
-	for (size_t id = 0; id < t->n; id++) {
-		size_t i = rt_hash_bytes(t->strs[id], t->lens[id]) & (nslots - 1);
-		while (slots[i])
-			i = (i + 1) & (nslots - 1);
-		slots[i] = (uint32_t)id + 1;
+	uint32_t *hash = rt_xmalloc((t->n ? t->n : 1) * sizeof *hash);
+	for (size_t i = 0; i < t->nslots; i++) {
+		if (t->slots[i])
+			hash[SLOT_ID(t->slots[i]) - 1] = SLOT_HASH(t->slots[i]);
 	}
+	uint64_t *slots = rt_xcalloc(nslots, sizeof *slots);
+	for (size_t id = 0; id < t->n; id++)
+		strtab_place(slots, nslots, hash[id], (uint32_t)id);
+	free(hash);
 	free(t->slots);
 	t->slots = slots;
 	t->nslots = nslots;
@@ -163,10 +211,11 @@ uint32_t rt_strtab_intern(rt_strtab *t, const char *s, size_t len)
 {
 	if ((t->n + 1) * 2 > t->nslots)
 		strtab_rehash(t);
-	size_t i = rt_hash_bytes(s, len) & (t->nslots - 1);
-	for (; t->slots[i]; i = (i + 1) & (t->nslots - 1)) {
-		uint32_t id = t->slots[i] - 1;
-		if (t->lens[id] == len && memcmp(t->strs[id], s, len) == 0)
+	uint32_t h = (uint32_t)rt_hash_bytes(s, len);
+	size_t i = h & (t->nslots - 1);
+	for (uint64_t v; (v = t->slots[i]); i = (i + 1) & (t->nslots - 1)) {
+		uint32_t id = SLOT_ID(v) - 1;
+		if (SLOT_HASH(v) == h && t->lens[id] == len && memcmp(t->strs[id], s, len) == 0)
 			return id;
 	}
 	if (t->n == t->cap) {
@@ -177,8 +226,22 @@ uint32_t rt_strtab_intern(rt_strtab *t, const char *s, size_t len)
 	uint32_t id = (uint32_t)t->n++;
 	t->strs[id] = rt_arena_strndup(t->arena, s, len);
 	t->lens[id] = (uint32_t)len;
-	t->slots[i] = id + 1;
+	t->slots[i] = (uint64_t)h << 32 | (id + 1);
 	return id;
+}
+
+/* Linear probing lets the most recent key go by just emptying its slot:
+ * no key inserted before it (or re-inserted before it by a rehash, which
+ * goes in id order) probed past that slot, since it was empty then. */
+void rt_strtab_truncate(rt_strtab *t, size_t n)
+{
+	while (t->n > n) {
+		uint32_t id = (uint32_t)--t->n;
+		size_t i = (uint32_t)rt_hash_bytes(t->strs[id], t->lens[id]) & (t->nslots - 1);
+		while (SLOT_ID(t->slots[i]) != id + 1)
+			i = (i + 1) & (t->nslots - 1);
+		t->slots[i] = 0;
+	}
 }
 
 /* The buffer grows (by doubling) only when less than half a chunk is

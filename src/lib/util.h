@@ -12,6 +12,8 @@ void *rt_xmalloc(size_t n);
 void *rt_xcalloc(size_t n, size_t size);
 void *rt_xrealloc(void *p, size_t n);
 char *rt_xstrdup(const char *s);
+/* A formatted string, malloc'ed; dies on out of memory like the others. */
+char *rt_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Ensures *cap >= need for an array of elem-sized items, growing by 1.5x. */
 void rt_grow(void **p, size_t *cap, size_t need, size_t elem);
@@ -33,6 +35,15 @@ void rt_arena_init(rt_arena *a);
 void rt_arena_free(rt_arena *a);
 void *rt_arena_alloc(rt_arena *a, size_t n);
 char *rt_arena_strndup(rt_arena *a, const char *s, size_t n);
+/* Where the arena stands, to give back everything allocated after it
+ * (rt_arena_rewind); only valid while nothing allocated before is freed. */
+typedef struct rt_arena_mark {
+	struct rt_arena_chunk *head;
+	char *cur, *end;
+} rt_arena_mark;
+
+rt_arena_mark rt_arena_get_mark(const rt_arena *a);
+void rt_arena_rewind(rt_arena *a, rt_arena_mark m);
 
 /* String interner: equal strings get the same small id; ids index strs[]. */
 typedef struct rt_strtab {
@@ -40,13 +51,16 @@ typedef struct rt_strtab {
 	const char **strs;
 	uint32_t *lens;
 	size_t n, cap;
-	uint32_t *slots; /* id + 1, 0 = empty */
+	uint64_t *slots; /* hash << 32 | (id + 1), 0 = empty */
 	size_t nslots;
 } rt_strtab;
 
 void rt_strtab_init(rt_strtab *t, rt_arena *arena);
 void rt_strtab_free(rt_strtab *t);
 uint32_t rt_strtab_intern(rt_strtab *t, const char *s, size_t len);
+/* Forgets the strings with ids >= n, most recent first (their bytes stay
+ * in the arena: rewind it separately). */
+void rt_strtab_truncate(rt_strtab *t, size_t n);
 
 static inline uint64_t rt_mix64(uint64_t x)
 {

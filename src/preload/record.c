@@ -94,10 +94,9 @@ static size_t read_file(const char *path, char *buf, size_t cap)
 static void write_process(void)
 {
 	static char cmd[8192], exe[4096], rec[16384];
+	/* the arguments as the kernel keeps them, each ended by a NUL (the
+	 * last one's dropped), so that arguments with spaces survive */
 	size_t n = read_file("/proc/self/cmdline", cmd, sizeof cmd - 1);
-	for (size_t i = 0; i + 1 < n; i++)
-		if (cmd[i] == '\0')
-			cmd[i] = ' ';
 	if (n && cmd[n - 1] == '\0')
 		n--;
 	ssize_t e = readlink("/proc/self/exe", exe, sizeof exe - 1);

@@ -97,6 +97,19 @@ has "static member" cxx.txt "resolve_test::Widget::create\(int\) at .*/tp_resolv
 has "anonymous namespace" cxx.txt "\(anonymous namespace\)::make_text\(char const\*\)( \[clone [^]]*\])? at .*/tp_resolve_cxx\.cpp:$(line_of tp_resolve_cxx.cpp "make_text: new")"
 has "C main" cxx.txt "main\(\) at .*/tp_resolve_cxx\.cpp:[0-9]+"
 
+# older line tables (DWARF 2 to 4: include directories and file entries
+# of their own format), which the resolver decodes itself as the newer
+if command -v cc > /dev/null; then
+  for v in 2 4; do
+    cc -O2 -gdwarf-$v -fPIE -pie -o dwarf$v "$S/tp_resolve.c" -L"$P" -ltp_reslib -Wl,-rpath,"$P" -ldl ||
+      { bad "cc -gdwarf-$v"; continue; }
+    trace dwarf$v.rtrace ./dwarf$v
+    res dwarf$v.rtrace dwarf$v.txt
+    check_frames "DWARF $v" dwarf$v.txt "^$TMP/dwarf$v\$" addr2line
+    has "DWARF $v inlined helper" dwarf$v.txt "res_inner\(\) at .*/tests/programs/tp_resolve\.c:$L_INNER"
+  done
+fi
+
 # a stripped executable whose debug info is found by build id in --debug-dir
 cp "$P/tp_resolve_O2" stripped
 id=$(readelf -n stripped | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p')

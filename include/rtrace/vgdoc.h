@@ -1,0 +1,76 @@
+/* Valgrind's findings carried by a trace: each <valgrindoutput> document
+ * read from a Valgrind XML file (or built from rtrace's own findings) as a
+ * tree of elements, so that nothing of it is lost on the way to another
+ * format and back. Stacks are not stored as elements: a <stack> node holds
+ * a backtrace of the trace, and its frames' obj/fn/dir/file/line are the
+ * frames' details (rt_trace_frame_info), one rt_frame per machine address
+ * with the inline chain Valgrind prints as several <frame>s. */
+#ifndef RTRACE_VGDOC_H
+#define RTRACE_VGDOC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rtrace/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+	RT_VG_RAW = 0x01,   /* text is raw XML, written unescaped (<usercomment>) */
+	RT_VG_CDATA = 0x02, /* text came from, and goes to, CDATA blocks (<rawtext>) */
+};
+
+/* One element. Node ids are indices into the trace's node array; links
+ * are node ids or RT_NONE. An element has either text or children. */
+typedef struct rt_vg_node {
+	uint32_t name;   /* element name, string id */
+	uint32_t text;   /* character data, string id; RT_NONE when absent */
+	uint32_t bt;     /* <stack>: the frames as a backtrace id, else RT_NONE */
+	uint32_t parent; /* RT_NONE for a document's root */
+	uint32_t child;  /* first child */
+	uint32_t last;   /* last child (for appending) */
+	uint32_t next;   /* next sibling */
+	uint32_t flags;  /* RT_VG_RAW, RT_VG_CDATA */
+} rt_vg_node;
+
+/* Builds: a new element as the last child of parent (RT_NONE: a new
+ * document's root <valgrindoutput>). Returns its id. */
+uint32_t rt_vg_add(rt_trace *t, uint32_t parent, const char *name);
+/* Same with character data (len bytes, copied). */
+uint32_t rt_vg_add_text(rt_trace *t, uint32_t parent, const char *name,
+			const char *text, size_t len);
+/* A <stack> child of parent holding backtrace bt. */
+uint32_t rt_vg_add_stack(rt_trace *t, uint32_t parent, uint32_t bt);
+/* Sets or replaces a node's text (RT_NONE clears it). */
+void rt_vg_set_text(rt_trace *t, uint32_t node, uint32_t text);
+void rt_vg_set_flags(rt_trace *t, uint32_t node, uint32_t flags);
+/* Removes node and everything added after it (a streaming reader drops
+ * each top-level element once its consumer has seen it); the node is
+ * unlinked from its parent. Interned strings and backtraces stay. */
+void rt_vg_truncate(rt_trace *t, uint32_t node);
+
+size_t rt_vg_node_count(const rt_trace *t);
+const rt_vg_node *rt_vg_node_at(const rt_trace *t, uint32_t id);
+
+/* Documents, in file order: their root nodes. A document whose root was
+ * truncated away no longer counts. */
+size_t rt_vg_doc_count(const rt_trace *t);
+uint32_t rt_vg_doc_root(const rt_trace *t, size_t i);
+
+/* The element's name ("" for a bad id). */
+const char *rt_vg_name(const rt_trace *t, uint32_t node);
+/* The first child named name after child `after` (RT_NONE: from the
+ * first child); RT_NONE when there is none. */
+uint32_t rt_vg_find(const rt_trace *t, uint32_t node, const char *name, uint32_t after);
+/* The text of the first child named name, or NULL. */
+const char *rt_vg_child_text(const rt_trace *t, uint32_t node, const char *name);
+/* The node's own text, or NULL. */
+const char *rt_vg_text(const rt_trace *t, uint32_t node);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,113 @@
+/* Valgrind's XML output (protocols 1 to 6, every tool), both ways.
+ *
+ * The reader is a streaming expat parser that fills the trace's Valgrind
+ * documents (rtrace/vgdoc.h): every element as a node, each <stack> as a
+ * backtrace whose frames carry obj/fn/dir/file/line as frame details. An
+ * element's text is its character data as read (none when it has child
+ * elements; blanks alone in an element that holds others, like
+ * <errorcounts>, are none), <usercomment>'s its raw XML (RT_VG_RAW),
+ * <rawtext>'s its CDATA sections (RT_VG_CDATA). It accepts what Valgrind
+ * really writes: files cut off when Valgrind or the program was killed
+ * (every complete element is kept, a warning says where the input ended),
+ * several documents in one file (children traced into one file, the
+ * child's document inside its parent's), and protocol 1-3's quirks. It
+ * never expands a DTD or an entity.
+ *
+ * The writer prints protocol 4, memcheck's variant when it builds the
+ * document itself, from any model: the documents a trace holds (read from
+ * Valgrind XML), or one built from rtrace's own findings (leak verdicts,
+ * heap errors) or, for a trace without verdicts, from the blocks still
+ * allocated at its end. */
+#ifndef RTRACE_VGXML_H
+#define RTRACE_VGXML_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rtrace/diag.h"
+#include "rtrace/trace.h"
+#include "rtrace/vgdoc.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rt_vgxml_read_opts {
+	/* Called for each complete child of a document's root (<error>,
+	 * <errorcounts>, <status>, <clientmsg>, <preamble>, ...), in file
+	 * order, once its subtree is in t: a GUI can show each error as it
+	 * arrives. Return false to drop the element from t (streaming in
+	 * constant memory), true to keep it. NULL keeps everything.
+	 * A dropped element goes with the strings first seen in it, unless
+	 * the call added strings or backtraces to t: string ids taken from
+	 * its nodes, or interned from its texts, are not valid once false is
+	 * returned (copy the text instead). Its backtraces and their frames'
+	 * details stay. */
+	bool (*on_element)(void *ctx, rt_trace *t, uint32_t node);
+	/* Receives warnings (input cut off, repaired protocol 1-3 quirks,
+	 * unknown elements). */
+	void (*warn)(void *ctx, const rt_diag *d);
+	void *ctx;
+} rt_vgxml_read_opts;
+
+typedef struct rt_vgxml_stats {
+	uint64_t bytes;    /* input bytes read */
+	uint64_t docs;     /* <valgrindoutput> documents started */
+	uint64_t errors;   /* complete <error> elements */
+	uint64_t elements; /* complete children of the roots */
+	bool truncated;    /* the input ended inside a document */
+} rt_vgxml_stats;
+
+/* Reads a whole Valgrind XML file into t. Returns 0 on success (a
+ * truncated document is a success, with a warning and stats->truncated),
+ * -1 on malformed input with *err filled in ("file:line:col: what was
+ * expected"); everything complete before the error is in t. */
+int rt_vgxml_read_fd(rt_trace *t, int fd, const char *name, const rt_vgxml_read_opts *opts,
+		     rt_vgxml_stats *stats, rt_diag *err);
+int rt_vgxml_read_mem(rt_trace *t, const char *buf, size_t len, const char *name,
+		      const rt_vgxml_read_opts *opts, rt_vgxml_stats *stats, rt_diag *err);
+
+/* Whether the start of a file (len bytes of it) looks like Valgrind XML. */
+bool rt_vgxml_sniff(const char *buf, size_t len);
+
+typedef struct rt_vgxml_write_opts {
+	/* Give each error a <suppression> (--gen-suppressions=all), for the
+	 * documents the writer builds; documents read keep what they had. */
+	bool gen_suppressions;
+	/* Leak kinds (bit 1 << enum rt_leak_kind) whose loss records are
+	 * written; 0 means memcheck's default, definite and possible, and
+	 * RT_VGXML_SHOW_NONE (a bit no kind uses) none. */
+	unsigned show_leak_kinds;
+} rt_vgxml_write_opts;
+
+#define RT_VGXML_SHOW_NONE 0x01u
+
+/* Builds a memcheck document in t from its rtrace findings (when t holds
+ * none read from Valgrind XML): heap errors, loss records grouped as
+ * memcheck groups them (for a trace without leak verdicts, the blocks
+ * still allocated at its end, said to be no more than that), error and
+ * suppression counts, in memcheck 3.19's words. Returns its root. */
+uint32_t rt_vgdoc_build(rt_trace *t, const rt_vgxml_write_opts *opts);
+
+/* Writes every document of t, one after the other, as protocol 4 XML in
+ * Valgrind 3.19's exact layout (documents read in an older protocol are
+ * upgraded; a protocol 4 file read and written back is the same bytes).
+ * A trace without documents writes nothing: rt_vgdoc_build first. opts
+ * is for rt_vgdoc_build: written documents are written as they are.
+ * Returns 0 or -errno on a write error; the _mem form returns a malloc'ed,
+ * NUL-terminated buffer of *len bytes. docs/valgrind-xml.md. */
+int rt_vgxml_write_fd(const rt_trace *t, int fd, const rt_vgxml_write_opts *opts);
+char *rt_vgxml_write_mem(const rt_trace *t, const rt_vgxml_write_opts *opts, size_t *len);
+
+/* Fills the trace's heap checking results (rtrace/heapcheck.h) from its
+ * Valgrind documents: one rt_leak per loss record (size: its bytes,
+ * blocks: its blocks), the leak summary they add up to, and the
+ * InvalidFree / MismatchedFree errors; so the text protocol and rtrace's
+ * reports show Valgrind's findings. */
+void rt_vgdoc_to_heapcheck(rt_trace *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

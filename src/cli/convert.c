@@ -1,0 +1,221 @@
+/* rtrace convert: any input rtrace reads (text trace, binary trace,
+ * Valgrind XML; told by content) to any format it writes. The model in
+ * between is the same for all, so every pairing works. */
+#include "cli.h"
+#include "leak_report.h"
+#include "rtrace/rtrace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage_text[] =
+	"usage: rtrace convert [options] INPUT\n"
+	"\n"
+	"Converts a trace to another format. INPUT ('-': standard input) is a\n"
+	"text trace (sp-rtrace's format), a binary trace from `rtrace run` or a\n"
+	"Valgrind XML file (any protocol, any tool), told by content.\n"
+	"\n"
+	"  -t, --to FORMAT           text: the rtrace text protocol; xml: Valgrind XML\n"
+	"                            (protocol 4; memcheck's for rtrace's findings)\n"
+	"                            (default: xml when OUTPUT ends in .xml, else text)\n"
+	"  -o, --output FILE         write FILE (default: standard output)\n"
+	"      --no-resolve          xml: keep addresses unresolved (by default frames\n"
+	"                            are resolved first, as Valgrind names them)\n"
+	"      --debug-dir DIR       look for separate debug info in DIR too (repeatable)\n"
+	"      --root DIR            resolve against DIR, a copy of the traced machine's\n"
+	"                            file system\n"
+	"      --no-cache            no cache of inflated debug files (see\n"
+	"                            'rtrace resolve --help')\n"
+	"      --gen-suppressions=MODE  xml: all gives each error the suppression\n"
+	"                            that would hide it, as memcheck does; no (default)\n"
+	"      --show-leak-kinds=SET xml: loss records written (default definite,possible;\n"
+	"                            SET: definite,indirect,possible,reachable, all, none)\n"
+	"  -q, --quiet               no warnings\n"
+	"  -h, --help                this help\n"
+	"\n"
+	"Valgrind XML read back is written as it was (protocols 1-3 upgraded to 4);\n"
+	"to text, its loss records and heap errors become the trace's leak verdicts\n"
+	"and heap errors, its other errors \"## error\" comments.\n"
+	"Exit status: 0 ok, 1 bad input or I/O error (what was read before the\n"
+	"error is still written), 2 bad command line.\n";
+
+enum { TO_TEXT = 1, TO_XML = 2 };
+
+typedef struct convert_opts {
+	const char *input, *output;
+	int to;
+	bool no_resolve;
+	cli_resolve_opts res;
+	rt_vgxml_write_opts xml;
+} convert_opts;
+
+enum { OPT_NO_RESOLVE = 256, OPT_GEN_SUPP, OPT_SHOW_KINDS };
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+static void parse_value(int c, const char *arg, convert_opts *o)
+{
+	switch (c) {
+	case 't':
+		if (!strcmp(arg, "text"))
+			o->to = TO_TEXT;
+		else if (!strcmp(arg, "xml"))
+			o->to = TO_XML;
+		else
+			die_usage("convert", "invalid format '%s': expected text or xml", arg);
+		break;
+	case OPT_GEN_SUPP:
+		if (strcmp(arg, "all") && strcmp(arg, "no"))
+			die_usage("convert", "invalid --gen-suppressions '%s': expected all or no", arg);
+		o->xml.gen_suppressions = !strcmp(arg, "all");
+		break;
+	case OPT_SHOW_KINDS:
+		if (!leak_parse_kinds(arg, &o->xml.show_leak_kinds))
+			die_usage("convert", "invalid leak kinds '%s': expected a list of definite, indirect, "
+				  "possible, reachable, or all or none", arg);
+		if (!o->xml.show_leak_kinds)
+			o->xml.show_leak_kinds = RT_VGXML_SHOW_NONE;
+		break;
+	}
+}
+
+static void parse_options(int argc, char **argv, convert_opts *o)
+{
+	static const struct option longopts[] = {
+		{"to", required_argument, NULL, 't'},
+		{"output", required_argument, NULL, 'o'},
+		{"no-resolve", no_argument, NULL, OPT_NO_RESOLVE},
+		CLI_RESOLVE_LONGOPTS,
+		{"gen-suppressions", required_argument, NULL, OPT_GEN_SUPP},
+		{"show-leak-kinds", required_argument, NULL, OPT_SHOW_KINDS},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":t:o:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': o->output = optarg; break;
+		case OPT_NO_RESOLVE: o->no_resolve = true; break;
+		case 't':
+		case OPT_GEN_SUPP:
+		case OPT_SHOW_KINDS: parse_value(c, optarg, o); break;
+		case 'q': cli_quiet = true; break;
+		case 'h': fputs(usage_text, stdout); exit(RT_EXIT_OK);
+		default:
+			if (!cli_resolve_option(&o->res, "convert", c, optarg))
+				cli_bad_option("convert", c, argv);
+		}
+	}
+	if (optind >= argc)
+		die_usage("convert", "no input given (a file, or - for standard input)");
+	if (optind + 1 < argc)
+		die_usage("convert", "unexpected argument '%s' (one input at a time)", argv[optind + 1]);
+	o->input = argv[optind];
+	if (!o->to)
+		o->to = o->output && ends_with(o->output, ".xml") ? TO_XML : TO_TEXT;
+}
+
+#define MAX_WARNINGS 10
+
+static void on_warning(void *ctx, const rt_diag *d)
+{
+	unsigned *n = ctx;
+	if (++*n > MAX_WARNINGS)
+		return;
+	char buf[1024];
+	rt_diag_format(d, buf, sizeof buf);
+	warning("%s", buf);
+}
+
+/* Reads the input; returns -1 when nothing usable was read. */
+static int read_input(rt_trace *t, const convert_opts *o, enum cli_format *format, bool *partial)
+{
+	bool is_stdin = !strcmp(o->input, "-");
+	int fd = is_stdin ? STDIN_FILENO : open(o->input, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		die("cannot open '%s': %s", o->input, strerror(errno));
+	unsigned warnings = 0;
+	rt_read_opts ro = {0, NULL, on_warning, &warnings};
+	rt_read_stats st;
+	rt_diag err;
+	int rc = cli_read_input(t, fd, is_stdin ? "<stdin>" : o->input, &ro, &st, &err, format);
+	if (!is_stdin)
+		close(fd);
+	if (warnings > MAX_WARNINGS)
+		warning("%u more warning(s) not shown", warnings - MAX_WARNINGS);
+	*partial = rc != 0;
+	if (rc) {
+		char buf[1024];
+		rt_diag_format(&err, buf, sizeof buf);
+		error("%s", buf);
+	}
+	bool empty = *format == CLI_VGXML ? rt_vg_doc_count(t) == 0 : rt_trace_header_count(t) == 0;
+	return rc && empty ? -1 : 0;
+}
+
+static int write_output(rt_trace *t, const convert_opts *o)
+{
+	int fd = STDOUT_FILENO;
+	if (o->output) {
+		fd = open(o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			error("cannot create '%s': %s", o->output, strerror(errno));
+			return -1;
+		}
+	}
+	int rc;
+	if (o->to == TO_XML) {
+		rc = rt_vgxml_write_fd(t, fd, &o->xml);
+	} else {
+		rt_write_opts w = {0};
+		w.filter_bits = rt_trace_filter_bits(t);
+		w.contexts = true;
+		w.leak_summary = (w.filter_bits & RT_FILTER_LEAKS) != 0;
+		w.compress = (w.filter_bits & RT_FILTER_COMPRESS) != 0;
+		rc = rt_text_write_fd(t, fd, &w);
+	}
+	if (o->output && close(fd) && !rc)
+		rc = -errno;
+	if (rc) {
+		error("cannot write %s: %s", o->output ? o->output : "standard output", strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+int cmd_convert(int argc, char **argv)
+{
+	convert_opts o = {0};
+	parse_options(argc, argv, &o);
+	rt_trace *t = rt_trace_new();
+	enum cli_format format = CLI_TEXT;
+	bool partial = false;
+	if (read_input(t, &o, &format, &partial)) {
+		rt_trace_free(t);
+		return RT_EXIT_DATA;
+	}
+	if (o.to == TO_TEXT && format == CLI_VGXML)
+		rt_vgdoc_to_heapcheck(t);
+	if (o.to == TO_XML && format != CLI_VGXML) {
+		if (!o.no_resolve && !(rt_trace_filter_bits(t) & RT_FILTER_RESOLVE))
+			cli_resolve(t, &o.res);
+		rt_vgdoc_build(t, &o.xml);
+	}
+	int wrc = write_output(t, &o);
+	if (partial && !wrc)
+		info("note: the output is partial: it holds what was read before the error");
+	rt_trace_free(t);
+	cli_resolve_opts_free(&o.res);
+	return partial || wrc ? RT_EXIT_DATA : RT_EXIT_OK;
+}

@@ -1,0 +1,160 @@
+/* Reading any input the rtrace command accepts, told by content: a binary
+ * trace from `rtrace run`, Valgrind's XML, or a text trace; from a file or
+ * a pipe. */
+#include "cli.h"
+#include "rtrace/rtrace.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Enough of a file's start to tell Valgrind XML by its root element. */
+#define PEEK_LEN 4096
+
+/* The input's first bytes, for telling a binary trace from a text one. A
+ * regular file at its start is peeked with pread; anything else (a pipe)
+ * gives them up to the peek: *consumed says so. */
+static size_t peek_input(int fd, char *head, size_t n, bool *consumed)
+{
+	struct stat st;
+	*consumed = !(lseek(fd, 0, SEEK_CUR) == 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode));
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = *consumed ? read(fd, head + got, n - got) : pread(fd, head + got, n - got, (off_t)got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break; /* a read error shows again when the trace is read */
+		got += (size_t)r;
+	}
+	return got;
+}
+
+/* A binary trace from a pipe: the peeked bytes and the rest into memory,
+ * since a pipe cannot be mapped. */
+static int read_binary_rest(rt_trace *t, int fd, const char *head, size_t n, const char *name,
+			    const rt_read_opts *ro, rt_read_stats *st, rt_diag *err)
+{
+	size_t len = n, cap = 1u << 20;
+	char *buf = malloc(cap);
+	if (!buf)
+		die("out of memory reading %s", name);
+	memcpy(buf, head, n);
+	for (;;) {
+		if (len == cap && !(buf = realloc(buf, cap *= 2)))
+			die("out of memory reading %s", name);
+		ssize_t r = read(fd, buf + len, cap - len);
+		if (r == 0)
+			break;
+		if (r < 0 && errno != EINTR)
+			die("cannot read %s: %s", name, strerror(errno));
+		len += r > 0 ? (size_t)r : 0;
+	}
+	int rc = rt_bin_read_mem(t, buf, len, name, ro, st, err);
+	free(buf);
+	return rc;
+}
+
+static bool write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return false;
+		p += w;
+		n -= (size_t)w;
+	}
+	return true;
+}
+
+/* A text trace from a pipe: the text reader streams from a new pipe that
+ * a child fills with the peeked bytes, then the rest of the input. */
+static int replay_input(int fd, const char *head, size_t n, pid_t *child)
+{
+	int p[2];
+	if (pipe(p))
+		die("cannot create a pipe: %s", strerror(errno));
+	if ((*child = fork()) < 0)
+		die("cannot fork: %s", strerror(errno));
+	if (*child > 0) {
+		close(p[1]);
+		return p[0];
+	}
+	close(p[0]);
+	char buf[65536];
+	if (!write_all(p[1], head, n))
+		_exit(1);
+	for (;;) {
+		ssize_t r = read(fd, buf, sizeof buf);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0 || !write_all(p[1], buf, (size_t)r))
+			_exit(r != 0);
+	}
+}
+
+/* Warnings of the XML reader go where the caller's reader options send
+ * them. */
+static void xml_warn(void *ctx, const rt_diag *d)
+{
+	const rt_read_opts *ro = ctx;
+	if (ro->warn)
+		ro->warn(ro->ctx, d);
+}
+
+static int read_vgxml(rt_trace *t, int fd, const char *name, const rt_read_opts *ro,
+		      rt_read_stats *st, rt_diag *err)
+{
+	rt_vgxml_read_opts xo = {NULL, xml_warn, (void *)ro};
+	rt_vgxml_stats xs = {0};
+	int rc = rt_vgxml_read_fd(t, fd, name, &xo, &xs, err);
+	if (st)
+		*st = (rt_read_stats){xs.elements, 0, xs.bytes};
+	return rc;
+}
+
+/* A text or XML input from a pipe: the reader streams from a new pipe
+ * that a child fills with the peeked bytes, then the rest of the input. */
+static int read_replayed(rt_trace *t, int fd, const char *head, size_t n, bool xml,
+			 const char *name, const rt_read_opts *ro, rt_read_stats *st, rt_diag *err)
+{
+	pid_t child;
+	int in = replay_input(fd, head, n, &child);
+	int rc = xml ? read_vgxml(t, in, name, ro, st, err) : rt_text_read_fd(t, in, name, ro, st, err);
+	close(in);
+	/* after an early error the child may wait on an input that never ends */
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	return rc;
+}
+
+int cli_read_input(rt_trace *t, int fd, const char *name, const rt_read_opts *ro,
+		   rt_read_stats *st, rt_diag *err, enum cli_format *format)
+{
+	char head[PEEK_LEN];
+	bool consumed;
+	size_t n = peek_input(fd, head, sizeof head, &consumed);
+	enum cli_format f = rt_bin_is_binary(head, n) ? CLI_BINARY
+			    : rt_vgxml_sniff(head, n) ? CLI_VGXML : CLI_TEXT;
+	if (format)
+		*format = f;
+	if (f == CLI_BINARY)
+		return consumed ? read_binary_rest(t, fd, head, n, name, ro, st, err)
+				: rt_bin_read_fd(t, fd, name, ro, st, err);
+	if (consumed)
+		return read_replayed(t, fd, head, n, f == CLI_VGXML, name, ro, st, err);
+	return f == CLI_VGXML ? read_vgxml(t, fd, name, ro, st, err)
+			      : rt_text_read_fd(t, fd, name, ro, st, err);
+}
+
+int cli_read_trace(rt_trace *t, int fd, const char *name, const rt_read_opts *ro,
+		   rt_read_stats *st, rt_diag *err)
+{
+	return cli_read_input(t, fd, name, ro, st, err, NULL);
+}
