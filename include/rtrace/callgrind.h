@@ -196,6 +196,48 @@ int cg_read_fd(cg_profile *p, int fd, const char *name, const cg_read_opts *o,
 int cg_read_mem(cg_profile *p, const char *buf, size_t len, const char *name,
 		const cg_read_opts *o, cg_read_stats *st, rt_diag *err);
 
+/* --- writer --- */
+
+typedef struct cg_write_opts {
+	bool no_compress_names; /* full names on every line (--compress-strings=no) */
+	bool no_compress_pos;   /* absolute subpositions (--compress-pos=no) */
+	bool lines_only;        /* leave instruction addresses out */
+} cg_write_opts;
+
+/* Writes p in the Callgrind format: every part with its header, its
+ * functions' cost lines, calls and jumps (grouped by function and
+ * sorted by position), summary: as given and totals: (where the part
+ * had one) as the sum of the cost lines written. The numbers a reader adds up are the model's, so
+ * reading the output gives the same profile. opts may be NULL (names
+ * and positions compressed). Returns 0 or -errno. */
+int cg_write_fd(const cg_profile *p, int fd, const cg_write_opts *opts);
+/* The same into a malloc'ed, NUL-terminated buffer of *len bytes. */
+char *cg_write_mem(const cg_profile *p, const cg_write_opts *opts, size_t *len);
+
+/* --- allocation profiles from rtrace traces --- */
+
+struct rt_trace;
+
+typedef struct cg_trace_opts {
+	bool instr;       /* positions: instr line (the frames' addresses) */
+	const char *cmd;  /* cmd: line; NULL: the trace's process name */
+} cg_trace_opts;
+
+/* An allocation profile of trace t (src/lib/cg_trace.c): per resource
+ * type, events for its allocation calls, their sizes and, the leaks
+ * (leak verdicts: definitely and indirectly lost blocks; without
+ * verdicts: what is still allocated at the end of the trace). Self cost
+ * at each allocation site (the innermost frame of its backtrace), calls=
+ * with the inclusive cost along each backtrace, every inlined function a
+ * function of its own. Frames are named by the trace's frame details
+ * (resolve the trace first) or their texts. opts may be NULL. */
+cg_profile *cg_profile_from_trace(struct rt_trace *t, const cg_trace_opts *opts);
+
+/* Whether a file starting with head[0 .. n) looks like a Callgrind or
+ * Cachegrind profile: its first line that is not blank or a comment is
+ * one of the format's header lines (or it starts "# callgrind format"). */
+bool cg_sniff(const char *head, size_t n);
+
 /* --- callgrind_annotate's report --- */
 
 typedef struct cg_annotate_opts {

@@ -120,6 +120,8 @@ size_t rt_trace_add_mmap_full(rt_trace *t, const rt_mmap *m);
 void rt_trace_set_mmap_until(rt_trace *t, size_t i, uint64_t until);
 size_t rt_trace_mmap_count(const rt_trace *t);
 const rt_mmap *rt_trace_mmap_at(const rt_trace *t, size_t i);
+/* The module mapped at addr (the latest mapping holding it), or NULL. */
+const char *rt_trace_module_at(const rt_trace *t, uint64_t addr);
 
 void rt_trace_add_context(rt_trace *t, uint32_t id, const char *name);
 size_t rt_trace_context_count(const rt_trace *t);

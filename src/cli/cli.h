@@ -45,7 +45,7 @@ bool cli_parse_u64(const char *s, int base, uint64_t *v);
 const char *cli_grouped(uint64_t v, char *buf);
 
 /* The formats an input can be in (input.c). */
-enum cli_format { CLI_TEXT, CLI_BINARY, CLI_VGXML };
+enum cli_format { CLI_TEXT, CLI_BINARY, CLI_VGXML, CLI_CALLGRIND };
 
 /* Reads a text trace, a binary trace or Valgrind XML (told by content)
  * from fd, a file or a pipe; *format (may be NULL) says which it was.
@@ -53,6 +53,11 @@ enum cli_format { CLI_TEXT, CLI_BINARY, CLI_VGXML };
  * none, st->lines counts its elements. */
 int cli_read_input(rt_trace *t, int fd, const char *name, const rt_read_opts *ro,
 		   rt_read_stats *st, rt_diag *err, enum cli_format *format);
+/* The same, and a Callgrind or Cachegrind profile into *prof (made
+ * here; NULL otherwise) when the input is one. */
+int cli_read_input_cg(rt_trace *t, cg_profile **prof, int fd, const char *name,
+		      const rt_read_opts *ro, rt_read_stats *st, rt_diag *err,
+		      enum cli_format *format);
 /* The same without telling the format. */
 int cli_read_trace(rt_trace *t, int fd, const char *name, const rt_read_opts *ro,
 		   rt_read_stats *st, rt_diag *err);

@@ -1,6 +1,7 @@
 /* rtrace convert: any input rtrace reads (text trace, binary trace,
  * Valgrind XML; told by content) to any format it writes. The model in
- * between is the same for all, so every pairing works. */
+ * between is the same for all, so every pairing works. Callgrind
+ * profiles, a model of their own, are read and written back. */
 #include "cli.h"
 #include "leak_report.h"
 #include "rtrace/rtrace.h"
@@ -17,12 +18,17 @@ static const char usage_text[] =
 	"usage: rtrace convert [options] INPUT\n"
 	"\n"
 	"Converts a trace to another format. INPUT ('-': standard input) is a\n"
-	"text trace (sp-rtrace's format), a binary trace from `rtrace run` or a\n"
-	"Valgrind XML file (any protocol, any tool), told by content.\n"
+	"text trace (sp-rtrace's format), a binary trace from `rtrace run`, a\n"
+	"Valgrind XML file (any protocol, any tool) or a Callgrind or Cachegrind\n"
+	"profile, told by content.\n"
 	"\n"
 	"  -t, --to FORMAT           text: the rtrace text protocol; xml: Valgrind XML\n"
-	"                            (protocol 4; memcheck's for rtrace's findings)\n"
-	"                            (default: xml when OUTPUT ends in .xml, else text)\n"
+	"                            (protocol 4; memcheck's for rtrace's findings);\n"
+	"                            callgrind: an allocation profile in the Callgrind\n"
+	"                            format (KCachegrind, callgrind_annotate)\n"
+	"                            (default: xml when OUTPUT ends in .xml, callgrind\n"
+	"                            when its name starts with callgrind.out or the\n"
+	"                            input is a profile, else text)\n"
 	"  -o, --output FILE         write FILE (default: standard output)\n"
 	"      --no-resolve          xml: keep addresses unresolved (by default frames\n"
 	"                            are resolved first, as Valgrind names them)\n"
@@ -31,6 +37,10 @@ static const char usage_text[] =
 	"                            file system\n"
 	"      --no-cache            no cache of inflated debug files (see\n"
 	"                            'rtrace resolve --help')\n"
+	"      --dump-instr=yes      callgrind: positions by instruction address too\n"
+	"                            (the frames' return addresses), not only by line\n"
+	"      --compress-strings=no callgrind: full names on every line\n"
+	"      --compress-pos=no     callgrind: absolute line numbers and addresses\n"
 	"      --gen-suppressions=MODE  xml: all gives each error the suppression\n"
 	"                            that would hide it, as memcheck does; no (default)\n"
 	"      --show-leak-kinds=SET xml: loss records written (default definite,possible;\n"
@@ -38,13 +48,18 @@ static const char usage_text[] =
 	"  -q, --quiet               no warnings\n"
 	"  -h, --help                this help\n"
 	"\n"
+	"The allocation profile's events, per resource type: Allocs (calls), Bytes\n"
+	"(sizes), and Leaks and LeakedBytes (definitely and indirectly lost, with\n"
+	"leak verdicts) or Unfreed and UnfreedBytes (still allocated at the end);\n"
+	"self cost at each allocation site, inclusive cost along its backtrace.\n"
+	"A Callgrind profile read is written back with the same costs.\n"
 	"Valgrind XML read back is written as it was (protocols 1-3 upgraded to 4);\n"
 	"to text, its loss records and heap errors become the trace's leak verdicts\n"
 	"and heap errors, its other errors \"## error\" comments.\n"
 	"Exit status: 0 ok, 1 bad input or I/O error (what was read before the\n"
 	"error is still written), 2 bad command line.\n";
 
-enum { TO_TEXT = 1, TO_XML = 2 };
+enum { TO_TEXT = 1, TO_XML = 2, TO_CALLGRIND = 3 };
 
 typedef struct convert_opts {
 	const char *input, *output;
@@ -52,14 +67,25 @@ typedef struct convert_opts {
 	bool no_resolve;
 	cli_resolve_opts res;
 	rt_vgxml_write_opts xml;
+	cg_write_opts cg;
+	cg_trace_opts cgt;
 } convert_opts;
 
-enum { OPT_NO_RESOLVE = 256, OPT_GEN_SUPP, OPT_SHOW_KINDS };
+enum { OPT_NO_RESOLVE = 256, OPT_GEN_SUPP, OPT_SHOW_KINDS, OPT_DUMP_INSTR, OPT_COMPRESS_STRINGS,
+       OPT_COMPRESS_POS };
 
 static bool ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);
 	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* Callgrind's spelling of its boolean options. */
+static bool yes_no(const char *arg, const char *opt)
+{
+	if (strcmp(arg, "yes") && strcmp(arg, "no"))
+		die_usage("convert", "invalid %s '%s': expected yes or no", opt, arg);
+	return !strcmp(arg, "yes");
 }
 
 static void parse_value(int c, const char *arg, convert_opts *o)
@@ -70,9 +96,14 @@ static void parse_value(int c, const char *arg, convert_opts *o)
 			o->to = TO_TEXT;
 		else if (!strcmp(arg, "xml"))
 			o->to = TO_XML;
+		else if (!strcmp(arg, "callgrind"))
+			o->to = TO_CALLGRIND;
 		else
-			die_usage("convert", "invalid format '%s': expected text or xml", arg);
+			die_usage("convert", "invalid format '%s': expected text, xml or callgrind", arg);
 		break;
+	case OPT_DUMP_INSTR: o->cgt.instr = yes_no(arg, "--dump-instr"); break;
+	case OPT_COMPRESS_STRINGS: o->cg.no_compress_names = !yes_no(arg, "--compress-strings"); break;
+	case OPT_COMPRESS_POS: o->cg.no_compress_pos = !yes_no(arg, "--compress-pos"); break;
 	case OPT_GEN_SUPP:
 		if (strcmp(arg, "all") && strcmp(arg, "no"))
 			die_usage("convert", "invalid --gen-suppressions '%s': expected all or no", arg);
@@ -97,6 +128,9 @@ static void parse_options(int argc, char **argv, convert_opts *o)
 		CLI_RESOLVE_LONGOPTS,
 		{"gen-suppressions", required_argument, NULL, OPT_GEN_SUPP},
 		{"show-leak-kinds", required_argument, NULL, OPT_SHOW_KINDS},
+		{"dump-instr", required_argument, NULL, OPT_DUMP_INSTR},
+		{"compress-strings", required_argument, NULL, OPT_COMPRESS_STRINGS},
+		{"compress-pos", required_argument, NULL, OPT_COMPRESS_POS},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -109,7 +143,10 @@ static void parse_options(int argc, char **argv, convert_opts *o)
 		case OPT_NO_RESOLVE: o->no_resolve = true; break;
 		case 't':
 		case OPT_GEN_SUPP:
-		case OPT_SHOW_KINDS: parse_value(c, optarg, o); break;
+		case OPT_SHOW_KINDS:
+		case OPT_DUMP_INSTR:
+		case OPT_COMPRESS_STRINGS:
+		case OPT_COMPRESS_POS: parse_value(c, optarg, o); break;
 		case 'q': cli_quiet = true; break;
 		case 'h': fputs(usage_text, stdout); exit(RT_EXIT_OK);
 		default:
@@ -122,8 +159,12 @@ static void parse_options(int argc, char **argv, convert_opts *o)
 	if (optind + 1 < argc)
 		die_usage("convert", "unexpected argument '%s' (one input at a time)", argv[optind + 1]);
 	o->input = argv[optind];
-	if (!o->to)
-		o->to = o->output && ends_with(o->output, ".xml") ? TO_XML : TO_TEXT;
+	const char *base = o->output ? strrchr(o->output, '/') : NULL;
+	base = base ? base + 1 : o->output;
+	if (!o->to && o->output && ends_with(o->output, ".xml"))
+		o->to = TO_XML;
+	if (!o->to && base && !strncmp(base, "callgrind.out", 13))
+		o->to = TO_CALLGRIND;
 }
 
 #define MAX_WARNINGS 10
@@ -138,8 +179,10 @@ static void on_warning(void *ctx, const rt_diag *d)
 	warning("%s", buf);
 }
 
-/* Reads the input; returns -1 when nothing usable was read. */
-static int read_input(rt_trace *t, const convert_opts *o, enum cli_format *format, bool *partial)
+/* Reads the input (a profile into *prof); returns -1 when nothing
+ * usable was read. */
+static int read_input(rt_trace *t, cg_profile **prof, const convert_opts *o, enum cli_format *format,
+		      bool *partial)
 {
 	bool is_stdin = !strcmp(o->input, "-");
 	int fd = is_stdin ? STDIN_FILENO : open(o->input, O_RDONLY | O_CLOEXEC);
@@ -149,7 +192,7 @@ static int read_input(rt_trace *t, const convert_opts *o, enum cli_format *forma
 	rt_read_opts ro = {0, NULL, on_warning, &warnings};
 	rt_read_stats st;
 	rt_diag err;
-	int rc = cli_read_input(t, fd, is_stdin ? "<stdin>" : o->input, &ro, &st, &err, format);
+	int rc = cli_read_input_cg(t, prof, fd, is_stdin ? "<stdin>" : o->input, &ro, &st, &err, format);
 	if (!is_stdin)
 		close(fd);
 	if (warnings > MAX_WARNINGS)
@@ -160,11 +203,13 @@ static int read_input(rt_trace *t, const convert_opts *o, enum cli_format *forma
 		rt_diag_format(&err, buf, sizeof buf);
 		error("%s", buf);
 	}
-	bool empty = *format == CLI_VGXML ? rt_vg_doc_count(t) == 0 : rt_trace_header_count(t) == 0;
+	bool empty = *format == CLI_VGXML	 ? rt_vg_doc_count(t) == 0
+		     : *format == CLI_CALLGRIND ? cg_profile_slots(*prof) == 0
+						 : rt_trace_header_count(t) == 0;
 	return rc && empty ? -1 : 0;
 }
 
-static int write_output(rt_trace *t, const convert_opts *o)
+static int write_output(rt_trace *t, const cg_profile *prof, const convert_opts *o)
 {
 	int fd = STDOUT_FILENO;
 	if (o->output) {
@@ -175,7 +220,9 @@ static int write_output(rt_trace *t, const convert_opts *o)
 		}
 	}
 	int rc;
-	if (o->to == TO_XML) {
+	if (o->to == TO_CALLGRIND) {
+		rc = cg_write_fd(prof, fd, &o->cg);
+	} else if (o->to == TO_XML) {
 		rc = rt_vgxml_write_fd(t, fd, &o->xml);
 	} else {
 		rt_write_opts w = {0};
@@ -194,28 +241,51 @@ static int write_output(rt_trace *t, const convert_opts *o)
 	return 0;
 }
 
+/* Gets the model the output format needs: resolved frames (unless
+ * --no-resolve) and Valgrind's findings as the trace's for XML and
+ * Callgrind output from traces, the allocation profile for Callgrind. */
+static void prepare(rt_trace *t, cg_profile **prof, enum cli_format format, convert_opts *o)
+{
+	bool resolve = !o->no_resolve && !(rt_trace_filter_bits(t) & RT_FILTER_RESOLVE);
+	if (format == CLI_VGXML && o->to != TO_XML)
+		rt_vgdoc_to_heapcheck(t);
+	if (o->to == TO_XML && format != CLI_VGXML) {
+		if (resolve)
+			cli_resolve(t, &o->res);
+		rt_vgdoc_build(t, &o->xml);
+	}
+	if (o->to == TO_CALLGRIND && format != CLI_CALLGRIND) {
+		if (resolve && format != CLI_VGXML)
+			cli_resolve(t, &o->res);
+		*prof = cg_profile_from_trace(t, &o->cgt);
+	}
+}
+
 int cmd_convert(int argc, char **argv)
 {
 	convert_opts o = {0};
 	parse_options(argc, argv, &o);
 	rt_trace *t = rt_trace_new();
+	cg_profile *prof = NULL;
 	enum cli_format format = CLI_TEXT;
 	bool partial = false;
-	if (read_input(t, &o, &format, &partial)) {
-		rt_trace_free(t);
-		return RT_EXIT_DATA;
+	int status = RT_EXIT_DATA;
+	if (read_input(t, &prof, &o, &format, &partial))
+		goto out;
+	if (!o.to)
+		o.to = format == CLI_CALLGRIND ? TO_CALLGRIND : TO_TEXT;
+	if (format == CLI_CALLGRIND && o.to != TO_CALLGRIND) {
+		error("%s is a Callgrind profile: it converts to callgrind only (--to callgrind)", o.input);
+		goto out;
 	}
-	if (o.to == TO_TEXT && format == CLI_VGXML)
-		rt_vgdoc_to_heapcheck(t);
-	if (o.to == TO_XML && format != CLI_VGXML) {
-		if (!o.no_resolve && !(rt_trace_filter_bits(t) & RT_FILTER_RESOLVE))
-			cli_resolve(t, &o.res);
-		rt_vgdoc_build(t, &o.xml);
-	}
-	int wrc = write_output(t, &o);
+	prepare(t, &prof, format, &o);
+	int wrc = write_output(t, prof, &o);
 	if (partial && !wrc)
 		info("note: the output is partial: it holds what was read before the error");
+	status = partial || wrc ? RT_EXIT_DATA : RT_EXIT_OK;
+out:
+	cg_profile_free(prof);
 	rt_trace_free(t);
 	cli_resolve_opts_free(&o.res);
-	return partial || wrc ? RT_EXIT_DATA : RT_EXIT_OK;
+	return status;
 }

@@ -119,14 +119,38 @@ static int read_vgxml(rt_trace *t, int fd, const char *name, const rt_read_opts 
 	return rc;
 }
 
-/* A text or XML input from a pipe: the reader streams from a new pipe
- * that a child fills with the peeked bytes, then the rest of the input. */
-static int read_replayed(rt_trace *t, int fd, const char *head, size_t n, bool xml,
-			 const char *name, const rt_read_opts *ro, rt_read_stats *st, rt_diag *err)
+static int read_callgrind(cg_profile *p, int fd, const char *name, const rt_read_opts *ro,
+			  rt_read_stats *st, rt_diag *err)
+{
+	cg_read_opts co = {0, ro->warn, ro->ctx};
+	cg_read_stats cs = {0};
+	int rc = cg_read_fd(p, fd, name, &co, &cs, err);
+	if (st)
+		*st = (rt_read_stats){cs.lines, 0, cs.bytes};
+	return rc;
+}
+
+/* Reads fd (the input, or a pipe replaying it) as format f. */
+static int read_as(rt_trace *t, cg_profile *prof, enum cli_format f, int fd, const char *name,
+		   const rt_read_opts *ro, rt_read_stats *st, rt_diag *err)
+{
+	switch (f) {
+	case CLI_VGXML: return read_vgxml(t, fd, name, ro, st, err);
+	case CLI_CALLGRIND: return read_callgrind(prof, fd, name, ro, st, err);
+	default: return rt_text_read_fd(t, fd, name, ro, st, err);
+	}
+}
+
+/* A text, XML or Callgrind input from a pipe: the reader streams from a
+ * new pipe that a child fills with the peeked bytes, then the rest of
+ * the input. */
+static int read_replayed(rt_trace *t, cg_profile *prof, enum cli_format f, int fd, const char *head,
+			 size_t n, const char *name, const rt_read_opts *ro, rt_read_stats *st,
+			 rt_diag *err)
 {
 	pid_t child;
 	int in = replay_input(fd, head, n, &child);
-	int rc = xml ? read_vgxml(t, in, name, ro, st, err) : rt_text_read_fd(t, in, name, ro, st, err);
+	int rc = read_as(t, prof, f, in, name, ro, st, err);
 	close(in);
 	/* after an early error the child may wait on an input that never ends */
 	kill(child, SIGKILL);
@@ -134,23 +158,33 @@ static int read_replayed(rt_trace *t, int fd, const char *head, size_t n, bool x
 	return rc;
 }
 
-int cli_read_input(rt_trace *t, int fd, const char *name, const rt_read_opts *ro,
-		   rt_read_stats *st, rt_diag *err, enum cli_format *format)
+int cli_read_input_cg(rt_trace *t, cg_profile **prof, int fd, const char *name,
+		      const rt_read_opts *ro, rt_read_stats *st, rt_diag *err,
+		      enum cli_format *format)
 {
 	char head[PEEK_LEN];
 	bool consumed;
 	size_t n = peek_input(fd, head, sizeof head, &consumed);
-	enum cli_format f = rt_bin_is_binary(head, n) ? CLI_BINARY
-			    : rt_vgxml_sniff(head, n) ? CLI_VGXML : CLI_TEXT;
+	enum cli_format f = rt_bin_is_binary(head, n)	? CLI_BINARY
+			    : rt_vgxml_sniff(head, n)	? CLI_VGXML
+			    : prof && cg_sniff(head, n) ? CLI_CALLGRIND
+							: CLI_TEXT;
 	if (format)
 		*format = f;
+	if (f == CLI_CALLGRIND)
+		*prof = cg_profile_new();
 	if (f == CLI_BINARY)
 		return consumed ? read_binary_rest(t, fd, head, n, name, ro, st, err)
 				: rt_bin_read_fd(t, fd, name, ro, st, err);
 	if (consumed)
-		return read_replayed(t, fd, head, n, f == CLI_VGXML, name, ro, st, err);
-	return f == CLI_VGXML ? read_vgxml(t, fd, name, ro, st, err)
-			      : rt_text_read_fd(t, fd, name, ro, st, err);
+		return read_replayed(t, prof ? *prof : NULL, f, fd, head, n, name, ro, st, err);
+	return read_as(t, prof ? *prof : NULL, f, fd, name, ro, st, err);
+}
+
+int cli_read_input(rt_trace *t, int fd, const char *name, const rt_read_opts *ro,
+		   rt_read_stats *st, rt_diag *err, enum cli_format *format)
+{
+	return cli_read_input_cg(t, NULL, fd, name, ro, st, err, format);
 }
 
 int cli_read_trace(rt_trace *t, int fd, const char *name, const rt_read_opts *ro,

@@ -88,6 +88,8 @@ struct cg_profile {
 	cg_index jump_ix;
 
 	uint64_t fn_lines; /* fn= lines so far: cg_fn.last_named */
+	bool merged;       /* read with CG_READ_MERGE_PARTS: all costs in part 0 */
+	bool no_addrs;     /* read with CG_READ_LINES: addresses dropped */
 };
 
 uint32_t cg_intern(cg_profile *p, enum cg_kind k, const char *s, size_t n);

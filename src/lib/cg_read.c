@@ -1037,6 +1037,8 @@ static void reader_init(reader *r, cg_profile *p, const char *name, const cg_rea
 	r->p = p;
 	r->o = o;
 	r->flags = o ? o->flags : 0;
+	p->merged |= (r->flags & CG_READ_MERGE_PARTS) != 0;
+	p->no_addrs |= (r->flags & CG_READ_LINES) != 0;
 	r->err = err;
 	r->name = rt_arena_strndup(&p->arena, name ? name : "<input>", strlen(name ? name : "<input>"));
 	r->part = CG_NONE;
@@ -1157,4 +1159,27 @@ int cg_read_fd(cg_profile *p, int fd, const char *name, const cg_read_opts *o,
 	rt_stream s = {feed_chunk, stream_last, stream_error, &r, 1u << 20, CG_MAX_LINE, &r.st.bytes};
 	int rc = rt_stream_fd(fd, &s);
 	return finish(&r, rc, st);
+}
+
+bool cg_sniff(const char *head, size_t n)
+{
+	static const char *const keys[] = {"version:", "creator:", "pid:", "cmd:", "part:", "thread:",
+					   "desc:", "positions:", "events:", "event:", "summary:",
+					   "totals:", "ob=", "fl=", "fn="};
+	const char *s = head, *e = head + n;
+	while (s < e) {
+		const char *nl = memchr(s, '\n', (size_t)(e - s));
+		const char *le = nl ? nl : e;
+		size_t len = (size_t)(le - s);
+		if (len >= 18 && !memcmp(s, "# callgrind format", 18))
+			return true;
+		if (len && *s != '#' && *s != '\r') {
+			for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+				if (len >= strlen(keys[i]) && !memcmp(s, keys[i], strlen(keys[i])))
+					return true;
+			return false;
+		}
+		s = nl ? nl + 1 : e;
+	}
+	return false;
 }

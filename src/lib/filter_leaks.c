@@ -179,3 +179,30 @@ static void match(rt_leaks *l, rt_trace *t, const rt_call *c)
 	if (dead > 4096 && dead * 2 > rt_trace_call_count(t))
 		compact(l, t);
 }
+
+rt_call *rt_unfreed_calls(const rt_trace *t, size_t *n)
+{
+	rt_trace *live = rt_trace_new();
+	for (size_t i = 0; i < rt_trace_resource_count(t); i++) {
+		const rt_resource *r = rt_trace_resource_get(t, (uint8_t)(i + 1));
+		rt_trace_add_resource(live, r->mask, r->type, r->desc, r->flags);
+	}
+	rt_leaks *lf = rt_leaks_new();
+	const rt_call *c = rt_trace_calls_const(t);
+	for (size_t i = 0; i < rt_trace_call_count(t); i++) {
+		rt_call k = c[i];
+		k.args = RT_NONE; /* argument blocks stay t's */
+		if (k.kind != RT_CALL_DEAD)
+			rt_leaks_feed(lf, live, &k);
+	}
+	rt_leaks_finish(lf, live);
+	rt_leaks_free(lf);
+	size_t nl = rt_trace_call_count(live), k = 0;
+	rt_call *v = rt_xmalloc((nl ? nl : 1) * sizeof *v);
+	for (const rt_call *l = rt_trace_calls_const(live); nl--; l++)
+		if (l->kind == RT_CALL_ALLOC)
+			v[k++] = *l;
+	rt_trace_free(live);
+	*n = k;
+	return v;
+}

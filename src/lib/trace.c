@@ -207,6 +207,14 @@ void rt_trace_set_mmap_until(rt_trace *t, size_t i, uint64_t until)
 size_t rt_trace_mmap_count(const rt_trace *t) { return t->nmmaps; }
 const rt_mmap *rt_trace_mmap_at(const rt_trace *t, size_t i) { return &t->mmaps[i]; }
 
+const char *rt_trace_module_at(const rt_trace *t, uint64_t addr)
+{
+	for (size_t i = t->nmmaps; i-- > 0;)
+		if (addr >= t->mmaps[i].from && addr < t->mmaps[i].to)
+			return t->mmaps[i].module;
+	return NULL;
+}
+
 void rt_trace_add_context(rt_trace *t, uint32_t id, const char *name)
 {
 	rt_context c = {id, dup0(t, name)};

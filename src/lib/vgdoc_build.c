@@ -100,15 +100,11 @@ static rt_frame allocator_frame(bld *b, uint32_t fn)
 	return f;
 }
 
-/* The module mapped at addr, latest mapping first. */
+/* The module mapped at addr, as a string id. */
 static uint32_t module_at(rt_trace *t, uint64_t addr)
 {
-	for (size_t i = rt_trace_mmap_count(t); i-- > 0;) {
-		const rt_mmap *m = rt_trace_mmap_at(t, i);
-		if (addr >= m->from && addr < m->to)
-			return intern(t, m->module, strlen(m->module));
-	}
-	return RT_NONE;
+	const char *m = rt_trace_module_at(t, addr);
+	return m ? intern(t, m, strlen(m)) : RT_NONE;
 }
 
 /* Details of a frame known by its text only (or not at all): what the
@@ -523,32 +519,17 @@ static bool is_memory(const rt_trace *t, uint8_t res_type)
 }
 
 /* The heap blocks allocated and not released by the end of the trace,
- * found by the leak filter (in a scratch trace: it keeps what it finds
- * as calls), as verdict-less leaks. */
+ * as verdict-less leaks. */
 static rt_leak *live_blocks(rt_trace *t, size_t *count)
 {
-	rt_trace *live = rt_trace_new();
-	for (size_t i = 0; i < rt_trace_resource_count(t); i++) {
-		const rt_resource *r = rt_trace_resource_at(t, i);
-		rt_trace_add_resource(live, r->mask, r->type, r->desc, r->flags);
-	}
-	rt_leaks *lf = rt_leaks_new();
-	const rt_call *c = rt_trace_calls_const(t);
-	for (size_t i = 0; i < rt_trace_call_count(t); i++) {
-		rt_call k = c[i];
-		k.args = RT_NONE; /* argument blocks stay t's */
-		if (k.kind != RT_CALL_DEAD)
-			rt_leaks_feed(lf, live, &k);
-	}
-	rt_leaks_finish(lf, live);
-	rt_leaks_free(lf);
-	size_t n = rt_trace_call_count(live), nl = 0;
+	size_t n, nl = 0;
+	rt_call *c = rt_unfreed_calls(t, &n);
 	rt_leak *v = rt_xmalloc((n ? n : 1) * sizeof *v);
-	for (const rt_call *l = rt_trace_calls_const(live); n--; l++)
-		if (l->kind == RT_CALL_ALLOC && is_memory(t, l->res_type))
-			v[nl++] = (rt_leak){.index = l->index, .addr = l->res_id, .size = l->size,
-					   .fn = l->fn, .bt = l->bt, .kind = RT_LEAK_POSSIBLE};
-	rt_trace_free(live);
+	for (size_t i = 0; i < n; i++)
+		if (is_memory(t, c[i].res_type))
+			v[nl++] = (rt_leak){.index = c[i].index, .addr = c[i].res_id, .size = c[i].size,
+					   .fn = c[i].fn, .bt = c[i].bt, .kind = RT_LEAK_POSSIBLE};
+	free(c);
 	*count = nl;
 	return v;
 }

@@ -90,7 +90,7 @@ grep -q '<fn>main</fn>' first-stack.xml && grep -q '<file>tp_heaperr.cpp</file>'
 
 # command line
 "$RTRACE" convert --to yaml vg.xml > /dev/null 2> usage.err; [ $? = 2 ] && ok || bad "bad --to exits 2"
-grep -q "expected text or xml" usage.err && ok || bad "bad --to message"
+grep -q "expected text, xml or callgrind" usage.err && ok || bad "bad --to message"
 "$RTRACE" convert > /dev/null 2>&1; [ $? = 2 ] && ok || bad "no input exits 2"
 "$RTRACE" convert missing.xml > /dev/null 2>&1; [ $? = 1 ] && ok || bad "missing input exits 1"
 "$RTRACE" convert --help | grep -q 'usage: rtrace convert' && ok || bad "convert --help"

@@ -17,7 +17,10 @@
  * Invariants checked (abort otherwise): every index in the model points
  * into its table; summary: and totals: have no more values than columns;
  * the cost lines' values add up to the parts' sums (also when reading
- * stopped at an error); the report is written without error.
+ * stopped at an error); the report is written without error; the model
+ * written in the Callgrind format (names and positions compressed or not,
+ * by bit 3) reads back without error with the same cost per event and
+ * the same number of calls.
  * The report does not annotate sources (no file system access). */
 #define _GNU_SOURCE /* memfd_create */
 #include "rtrace/callgrind.h"
@@ -127,6 +130,52 @@ static void report(const cg_profile *p, unsigned bits)
 	free(names);
 }
 
+/* Cost per event name of all cost lines, and the calls' total count. */
+static uint64_t event_total(const cg_profile *p, const char *name, uint64_t *ncalls)
+{
+	uint32_t ev = cg_profile_find_event(p, name);
+	size_t nev, ncost, ncall;
+	const cg_event *e = cg_profile_events(p, &nev);
+	const cg_cost *c = cg_profile_costs(p, &ncost);
+	const cg_call *k = cg_profile_calls(p, &ncall);
+	*ncalls = 0;
+	for (size_t i = 0; i < ncall; i++)
+		*ncalls += k[i].count;
+	if (ev == CG_NONE || e[ev].slot == CG_NONE)
+		return 0;
+	uint64_t t = 0;
+	for (size_t i = 0; i < ncost; i++)
+		t += c[i].v[e[ev].slot];
+	return t;
+}
+
+static void round_trip(const cg_profile *p, unsigned bits)
+{
+	cg_write_opts wo = {bits & 0x08, bits & 0x08, false};
+	size_t len;
+	char *buf = cg_write_mem(p, &wo, &len);
+	cg_profile *q = cg_profile_new();
+	cg_read_opts ro = {0, NULL, NULL};
+	rt_diag err;
+	size_t nparts, with_events = 0;
+	const cg_part *pt = cg_profile_parts(p, &nparts);
+	for (size_t i = 0; i < nparts; i++)
+		with_events += pt[i].nevents > 0;
+	/* parts cut off before their events: line are not written */
+	check(cg_read_mem(q, buf, len, "written.cg", &ro, NULL, &err) == 0 || !with_events,
+	      "the written profile reads back");
+	size_t nev;
+	const cg_event *ev = cg_profile_events(p, &nev);
+	for (size_t i = 0; i < nev; i++) {
+		uint64_t np, nq;
+		if (ev[i].slot != CG_NONE)
+			check(event_total(p, ev[i].name, &np) == event_total(q, ev[i].name, &nq) && np == nq,
+			      "the written profile has the same costs and calls");
+	}
+	cg_profile_free(q);
+	free(buf);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	unsigned bits = size ? data[size - 1] : 0;
@@ -136,8 +185,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cg_profile *p = cg_profile_new();
 	read_profile(p, data, size, &o);
 	check_model(p);
-	if (cg_profile_slots(p))
+	if (cg_profile_slots(p)) {
 		report(p, bits);
+		round_trip(p, bits);
+	}
 	cg_profile_free(p);
 	return 0;
 }
