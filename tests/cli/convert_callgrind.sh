@@ -1,0 +1,144 @@
+# rtrace convert --to callgrind: allocation profiles of traces that
+# callgrind_annotate (Valgrind 3.19) reads with totals equal to the
+# trace's own (allocation calls and bytes counted in the text trace, leaks
+# as rtrace run's leak check summed them), inclusive costs along the
+# stacks, and the same report from rtrace annotate; Valgrind XML leak
+# reports and sp-rtrace text traces as input; Callgrind profiles read and
+# written back with the same function table; options, pipes, errors.
+. "$(dirname "$0")/lib.sh"
+: "${PROGRAMS:?}" "${SRCDIR:?}"
+need_fixtures
+D=$SRCDIR/tests/data/callgrind
+command -v callgrind_annotate > /dev/null || { echo "needs callgrind_annotate" >&2; exit 1; }
+REF=$TMP/callgrind_annotate.ties
+bash "$(dirname "$0")/callgrind_annotate_ties.sh" "$REF" || exit 1
+cd "$TMP" || exit 1
+
+# totals FILE: callgrind_annotate's PROGRAM TOTALS, numbers only
+totals() {
+  callgrind_annotate --auto=no "$1" | grep 'PROGRAM TOTALS' |
+    sed 's/([^)]*)//g; s/PROGRAM TOTALS.*//; s/,//g' | tr -s ' ' | sed 's/^ //; s/ $//'
+}
+# fn_row FILE FUNCTION [OPTIONS]: the function table's numbers for it
+fn_row() {
+  local f=$1 fn=$2
+  shift 2
+  callgrind_annotate --auto=no --threshold=100 "$@" "$f" | grep ":$fn \[" | head -1 |
+    sed 's/([^)]*)//g; s/ [^ ]*:[^ ]* \[.*//; s/,//g' | tr -s ' ' | sed 's/^ //; s/ $//'
+}
+has() { if grep -qE -- "$3" "$2"; then ok; else bad "$1: no /$3/ in $2"; fi; }
+
+# --- a leaking program under rtrace run --leak-check=full ---
+mkdir run
+"$RTRACE" run -o run --leak-check=full -- "$PROGRAMS/tp_leaks" > /dev/null 2> run.err
+trace=$(ls run/*.rtrace)
+"$RTRACE" convert --to callgrind -o leaks.cg "$trace" 2> conv.err && ok || bad "convert exits 0: $(cat conv.err)"
+"$RTRACE" postproc -i "$trace" > trace.txt
+allocs=$(grep -cE '^[0-9]+\. .* = 0x' trace.txt)
+bytes=$(grep -E '^[0-9]+\. .* = 0x' trace.txt | sed 's/.*(\([0-9]*\)) = .*/\1/' | paste -sd+ | bc)
+lost=$(sed -n 's/.*definitely lost: \([0-9,]*\) bytes in \([0-9,]*\) blocks.*/\1 \2/p' run.err | tr -d ,)
+ilost=$(sed -n 's/.*indirectly lost: \([0-9,]*\) bytes in \([0-9,]*\) blocks.*/\1 \2/p' run.err | tr -d ,)
+lbytes=$((${lost% *} + ${ilost% *}))
+lblocks=$((${lost#* } + ${ilost#* }))
+[ "$allocs" -gt 1000 ] && [ "$lbytes" -gt 0 ] && ok || bad "the trace has allocations and leaks ($allocs, $lbytes)"
+[ "$(totals leaks.cg)" = "$allocs $bytes $lblocks $lbytes" ] && ok ||
+  bad "PROGRAM TOTALS '$(totals leaks.cg)' = trace's '$allocs $bytes $lblocks $lbytes'"
+has "summary line" leaks.cg "^summary: $allocs $bytes $lblocks $lbytes\$"
+has "totals line" leaks.cg "^totals: $allocs $bytes $lblocks $lbytes\$"
+has "events" leaks.cg '^events: Allocs Bytes Leaks LeakedBytes$'
+has "long names" leaks.cg '^event: Leaks : leaked blocks \(definitely and indirectly lost\)$'
+has "cmd" leaks.cg "^cmd: .*/tp_leaks\$"
+has "compressed names" leaks.cg '^fn=\([0-9]+\) main$'
+has "relative lines" leaks.cg '^\+[0-9]+ [0-9]'
+
+# self cost at the allocation sites: leak_a allocates 3 x 100 bytes, all
+# leaked; tp_leaks.c's lines, with the program's source
+la=$(grep -n 'leak_a' "$SRCDIR/tests/programs/tp_leaks.c" | head -1 | cut -d: -f1)
+[ "$(fn_row leaks.cg leak_a)" = "3 300 3 300" ] && ok || bad "leak_a self '$(fn_row leaks.cg leak_a)'"
+[ "$(fn_row leaks.cg leak_a --inclusive=yes)" = "3 300 3 300" ] && ok || bad "leak_a inclusive"
+# main's inclusive cost: everything it allocated, itself or through callees
+main_self=$(fn_row leaks.cg main)
+main_incl=$(fn_row leaks.cg main --inclusive=yes)
+[ "${main_incl%% *}" -gt "${main_self%% *}" ] && [ "${main_incl%% *}" -le "$allocs" ] && ok ||
+  bad "main inclusive '$main_incl' > self '$main_self'"
+# and it calls leak_a with leak_a's cost
+callgrind_annotate --auto=no --tree=calling --threshold=100 --show-percs=no leaks.cg > tree.txt
+has "main calls leak_a" tree.txt '^ *3 +300 +3 +300 +> +.*:leak_a \(3x\)'
+
+# rtrace annotate prints what callgrind_annotate prints for the profile
+for opts in "" "--inclusive=yes --tree=both"; do
+  # shellcheck disable=SC2086
+  perl "$REF" --auto=no $opts leaks.cg > ref.out
+  # shellcheck disable=SC2086
+  "$RTRACE" annotate --auto=no $opts leaks.cg > rt.out
+  check_same "rtrace annotate = callgrind_annotate ($opts)" ref.out rt.out
+done
+
+# --dump-instr, --compress-strings=no, --compress-pos=no: the same totals
+"$RTRACE" convert --to callgrind --dump-instr=yes -o instr.cg "$trace"
+has "instr positions" instr.cg '^positions: instr line$'
+has "instr addresses" instr.cg '^0x[0-9a-f]+ [0-9]+ [0-9]'
+[ "$(totals instr.cg)" = "$(totals leaks.cg)" ] && ok || bad "--dump-instr totals"
+"$RTRACE" convert --to callgrind --compress-strings=no --compress-pos=no -o plain.cg "$trace"
+grep -qE '^(c?fn|c?ob|fl|cfi)=\(' plain.cg && bad "--compress-strings=no still compresses" || ok
+grep -qE '^[-+*]' plain.cg && bad "--compress-pos=no still relative" || ok
+[ "$(totals plain.cg)" = "$(totals leaks.cg)" ] && ok || bad "uncompressed totals"
+perl "$REF" --auto=no --inclusive=yes plain.cg | sed 1,3d > a.out
+perl "$REF" --auto=no --inclusive=yes leaks.cg | sed 1,3d > b.out
+check_same "compressed and uncompressed give the same report" a.out b.out
+
+# the format told by the output's name; input from a pipe
+"$RTRACE" convert -o callgrind.out.42 "$trace" && head -1 callgrind.out.42 | grep -q '^# callgrind format' &&
+  ok || bad "callgrind.out.* writes callgrind"
+cat "$trace" | "$RTRACE" convert --to callgrind - > piped.cg
+check_same "pipe input" leaks.cg piped.cg
+
+# a text trace (sp-rtrace's shared memory sample): per resource type
+"$RTRACE" convert --to callgrind -o shm.cg "$PP/sample.txt..r"
+has "per-type events" shm.cg '^events: SegmentAllocs SegmentSize SegmentUnfreed SegmentUnfreedSize AddressAllocs AddressSize AddressUnfreed AddressUnfreedSize$'
+[ "$(totals shm.cg)" = "1 1024 0 0 2 2048 0 0" ] && ok || bad "sample.txt totals '$(totals shm.cg)'"
+"$RTRACE" convert --to callgrind -o lk.cg "$PP/sample.txt.lc.r" 2> /dev/null ||
+  "$RTRACE" convert --to callgrind -o lk.cg "$PP/sample.txt..r"
+has "unfreed events" lk.cg '^events: .*Unfreed'
+
+# a Valgrind XML leak report: memcheck's loss records as Leaks
+X=$SRCDIR/tests/data/vgxml/memcheck.xml
+"$RTRACE" convert --to callgrind -o vg.cg "$X"
+has "leak events" vg.cg '^events: Leaks LeakedBytes$'
+# (a definitely lost record's leakedbytes include the bytes lost with it,
+# which the indirectly lost records count again)
+xn=$(xmllint --xpath "sum(//error[kind='Leak_DefinitelyLost' or kind='Leak_IndirectlyLost']/xwhat/leakedblocks)" "$X")
+xb=$(xmllint --xpath "sum(//error[kind='Leak_DefinitelyLost' or kind='Leak_IndirectlyLost']/xwhat/leakedbytes)" "$X")
+with=$(xmllint --xpath "//error[kind='Leak_DefinitelyLost']/xwhat/text/text()" "$X" |
+  sed -n 's/.*direct, \([0-9,]*\) indirect.*/\1/p' | tr -d , | paste -sd+ | bc)
+xb=$((xb - ${with:-0}))
+[ "$xn" -gt 0 ] && ok || bad "memcheck.xml has lost blocks"
+[ "$(totals vg.cg)" = "$xn $xb" ] && ok || bad "memcheck leaks '$(totals vg.cg)' = '$xn $xb'"
+grep -q 'vg_replace_malloc\|vgpreload' vg.cg && bad "Valgrind's allocator frames kept" || ok
+
+# Callgrind profiles back to Callgrind: the same function table
+for f in vg-default.cg vg-instr.cg vg-jumps.cg vg-nocompress.cg vg-cachegrind.out multipart.cg inline.cg; do
+  "$RTRACE" convert -o "$f.out" "$D/$f" 2> rt.err || bad "$f: convert failed: $(cat rt.err)"
+  head -1 "$f.out" | grep -q '^# callgrind format' && ok || bad "$f: profile in, profile out"
+  for opts in "--auto=no" "--auto=no --inclusive=yes"; do
+    # shellcheck disable=SC2086
+    perl "$REF" $opts "$D/$f" 2> /dev/null | sed 1,3d > ref.out
+    # shellcheck disable=SC2086
+    perl "$REF" $opts "$f.out" 2> /dev/null | sed 1,3d > rt.out
+    check_same "$f written back ($opts)" ref.out rt.out
+  done
+done
+
+# errors: a profile converts to callgrind only; a cut-off profile is
+# written as far as it was read, and said so
+"$RTRACE" convert --to text "$D/vg-default.cg" > /dev/null 2> err.txt
+[ $? = 1 ] && grep -q 'converts to callgrind only' err.txt && ok || bad "profile --to text: $(cat err.txt)"
+head -c 3000 "$D/vg-default.cg" | sed '$d' > cut.cg
+echo "garbage= here" >> cut.cg
+"$RTRACE" convert -o cut.out cut.cg 2> err.txt
+[ $? = 1 ] && grep -q 'cut.cg:[0-9]*:[0-9]*: ' err.txt && grep -q 'output is partial' err.txt && ok ||
+  bad "bad profile: $(cat err.txt)"
+grep -q '^fn=' cut.out && ok || bad "the part read before the error is written"
+"$RTRACE" convert --to callgrind --dump-instr=maybe "$trace" > /dev/null 2> err.txt
+[ $? = 2 ] && grep -q 'expected yes or no' err.txt && ok || bad "bad --dump-instr value"
+finish
