@@ -167,18 +167,6 @@ static void parse_options(int argc, char **argv, convert_opts *o)
 		o->to = TO_CALLGRIND;
 }
 
-#define MAX_WARNINGS 10
-
-static void on_warning(void *ctx, const rt_diag *d)
-{
-	unsigned *n = ctx;
-	if (++*n > MAX_WARNINGS)
-		return;
-	char buf[1024];
-	rt_diag_format(d, buf, sizeof buf);
-	warning("%s", buf);
-}
-
 /* Reads the input (a profile into *prof); returns -1 when nothing
  * usable was read. */
 static int read_input(rt_trace *t, cg_profile **prof, const convert_opts *o, enum cli_format *format,
@@ -189,14 +177,13 @@ static int read_input(rt_trace *t, cg_profile **prof, const convert_opts *o, enu
 	if (fd < 0)
 		die("cannot open '%s': %s", o->input, strerror(errno));
 	unsigned warnings = 0;
-	rt_read_opts ro = {0, NULL, on_warning, &warnings};
+	rt_read_opts ro = {0, NULL, cli_read_warning, &warnings};
 	rt_read_stats st;
 	rt_diag err;
 	int rc = cli_read_input_cg(t, prof, fd, is_stdin ? "<stdin>" : o->input, &ro, &st, &err, format);
 	if (!is_stdin)
 		close(fd);
-	if (warnings > MAX_WARNINGS)
-		warning("%u more warning(s) not shown", warnings - MAX_WARNINGS);
+	cli_warnings_end(warnings);
 	*partial = rc != 0;
 	if (rc) {
 		char buf[1024];
