@@ -294,7 +294,8 @@ static void add_stack(builder *b, const vframe *v, size_t n, const uint64_t *cos
 		edge x = {v[i].fn, v[i - 1].fn, v[i].addr, v[i].line, v[i - 1].addr, v[i - 1].line};
 		RT_PUSH(*e, ne, *cap, x);
 	}
-	qsort(*e, ne, sizeof **e, edge_cmp);
+	if (ne > 1)
+		qsort(*e, ne, sizeof **e, edge_cmp);
 	for (size_t i = 0; i < ne; i++) {
 		const edge *x = &(*e)[i];
 		if (i && !edge_cmp(x, x - 1))
