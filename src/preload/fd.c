@@ -168,7 +168,7 @@ static void bad_close(uint64_t index, unsigned f, int fd, uint64_t bt)
 RT_EXPORT int close(int fd)
 {
 	RT_REAL(real.close, "close");
-	if (RT_UNLIKELY(fd == rt_writer_fd()) && rt_writer_owns(fd)) {
+	if (RT_UNLIKELY(rt_fd_hidden(fd)) && (fd != rt_writer_fd() || rt_writer_owns(fd))) {
 		errno = EBADF; /* as without the tracer: the program never had it */
 		return -1;
 	}
@@ -190,17 +190,23 @@ static void range_closed(unsigned f, unsigned first, unsigned last, uint64_t bt)
 			put_free(0, FN(f), (int)fd, bt);
 }
 
-/* close_range around the trace file's descriptor, which stays open. */
+/* close_range around the tracer's descriptors, which stay open. */
 static int close_range_keep(unsigned first, unsigned last, int flags)
 {
-	int own = rt_writer_fd();
-	if (own < 0 || (unsigned)own < first || (unsigned)own > last || !rt_writer_owns(own))
-		return real.close_range(first, last, flags);
-	int rc = 0;
-	if ((unsigned)own > first)
-		rc = real.close_range(first, (unsigned)own - 1, flags);
-	if (rc == 0 && (unsigned)own < last)
-		rc = real.close_range((unsigned)own + 1, last, flags);
+	int keep[8], n = rt_fd_hidden_in(first, last, keep), rc = 0;
+	for (int i = 0; i <= n && rc == 0; i++) {
+		unsigned hi = i < n ? (unsigned)keep[i] : last;
+		if (i < n && hi == first) {
+			first = hi + 1;
+			continue;
+		}
+		if (i < n)
+			hi--;
+		if (first <= hi && first <= last)
+			rc = real.close_range(first, hi, flags);
+		if (i < n)
+			first = (unsigned)keep[i] + 1;
+	}
 	return rc;
 }
 

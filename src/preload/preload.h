@@ -85,6 +85,10 @@ void rt_writer_move_fd(void);
 /* fd moved to a high number (the tracer's own descriptors, and those of
  * the libraries it calls, must not take the program's numbers). */
 int rt_place_fd(int fd);
+/* fd is one of those (the trace file's, libunwind's pipe). */
+bool rt_fd_hidden(int fd);
+/* The hidden descriptors in [first, last], sorted (at most 8). */
+int rt_fd_hidden_in(unsigned first, unsigned last, int *out);
 /* The process whose trace the writer writes. */
 int rt_writer_pid(void);
 void rt_writer_lock(void);

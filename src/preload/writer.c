@@ -78,6 +78,49 @@ int rt_writer_pid(void) { return (int)writer_pid; }
 
 /* Moves fd to a high number (below 1024, for programs using select), so
  * that it takes none of the numbers the program expects from open. */
+/* Descriptors of the tracer (and of libunwind), which the program must
+ * not see: closing one gets EBADF, close_range leaves them open. */
+#define HIDDEN_MAX 8
+static _Atomic int hidden[HIDDEN_MAX] = {-1, -1, -1, -1, -1, -1, -1, -1};
+static _Atomic int hidden_low = 1 << 30;
+
+static void hide(int fd, bool on)
+{
+	for (int i = 0; i < HIDDEN_MAX; i++) {
+		int want = on ? -1 : fd;
+		if (atomic_compare_exchange_strong(&hidden[i], &want, on ? fd : -1))
+			break;
+	}
+	if (on && fd < atomic_load(&hidden_low))
+		atomic_store(&hidden_low, fd);
+}
+
+bool rt_fd_hidden(int fd)
+{
+	if (RT_LIKELY(fd < atomic_load_explicit(&hidden_low, memory_order_relaxed)))
+		return false;
+	for (int i = 0; i < HIDDEN_MAX; i++)
+		if (atomic_load(&hidden[i]) == fd)
+			return true;
+	return false;
+}
+
+/* The hidden descriptors in [first, last], sorted; returns how many. */
+int rt_fd_hidden_in(unsigned first, unsigned last, int *out)
+{
+	int n = 0;
+	for (int i = 0; i < HIDDEN_MAX; i++) {
+		int fd = atomic_load(&hidden[i]);
+		if (fd >= 0 && (unsigned)fd >= first && (unsigned)fd <= last) {
+			int k = n++;
+			for (; k > 0 && out[k - 1] > fd; k--)
+				out[k] = out[k - 1];
+			out[k] = fd;
+		}
+	}
+	return n;
+}
+
 int rt_place_fd(int fd)
 {
 	struct rlimit rl;
@@ -92,6 +135,7 @@ int rt_place_fd(int fd)
 		}
 		if (hi >= 0) {
 			close(fd);
+			hide(hi, true);
 			return hi;
 		}
 	}
@@ -120,6 +164,7 @@ void rt_writer_move_fd(void)
 	if (fd >= 0) {
 		own_fd = -1;
 		adopt_fd(fd);
+		hide(old, false);
 		close(old);
 	}
 	rt_t.busy = busy;
@@ -377,6 +422,7 @@ void rt_writer_fork_child(void)
 	int old = own_fd, busy = rt_t.busy;
 	own_fd = -1; /* the parent's file */
 	rt_t.busy = 1;
+	hide(old, false);
 	if (old >= 0)
 		close(old);
 	rt_t.busy = busy;
