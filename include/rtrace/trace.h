@@ -186,6 +186,13 @@ uint32_t rt_trace_add_args(rt_trace *t, const rt_kv *args, uint32_t n);
 uint32_t rt_trace_args_len(const rt_trace *t, uint32_t args);
 const rt_kv *rt_trace_args_at(const rt_trace *t, uint32_t args);
 void rt_trace_release_args(rt_trace *t, uint32_t args);
+/* The value of argument `key` of call c, or NULL. */
+const char *rt_trace_call_arg(const rt_trace *t, const rt_call *c, const char *key);
+/* Whether res_type is the resource type named `type` ("fd", "memory"). */
+bool rt_trace_res_is(const rt_trace *t, uint8_t res_type, const char *type);
+/* A descriptor's release that found nothing to release (a close that
+ * failed with EBADF: the tracer records it with "$error = EBADF"). */
+bool rt_trace_is_bad_close(const rt_trace *t, const rt_call *c);
 
 /* Calls, in record order. Pointers stay valid until the next append or
  * compaction. */

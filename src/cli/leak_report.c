@@ -47,7 +47,7 @@ static const char *module_of(const rt_trace *t, uint64_t addr)
 
 /* "   at FN" (the interposed function), then "   by 0xADDR: ..." for each
  * frame of the stack. */
-static void print_stack(const rt_trace *t, uint32_t fn, uint32_t bt)
+void leak_print_stack(const rt_trace *t, uint32_t fn, uint32_t bt)
 {
 	bool first = true;
 	if (fn != RT_NONE && *rt_trace_str(t, fn)) {
@@ -74,7 +74,7 @@ static void print_error(const rt_trace *t, const rt_heap_error *e)
 	char size[32];
 	info("%s", e->kind == RT_ERR_INVALID_FREE ? "Invalid free() / delete / delete[] / realloc()"
 						   : "Mismatched free() / delete / delete []");
-	print_stack(t, e->fn, e->bt);
+	leak_print_stack(t, e->fn, e->bt);
 	if (e->block == RT_BLOCK_UNKNOWN) {
 		info(" Address 0x%" PRIx64 " is not stack'd, malloc'd or (recently) free'd", e->addr);
 		return;
@@ -83,10 +83,10 @@ static void print_error(const rt_trace *t, const rt_heap_error *e)
 	     e->addr - e->block_addr, cli_grouped(e->block_size, size),
 	     e->block == RT_BLOCK_LIVE ? "alloc'd" : "free'd");
 	if (e->block == RT_BLOCK_FREED) {
-		print_stack(t, e->free_fn, e->free_bt);
+		leak_print_stack(t, e->free_fn, e->free_bt);
 		info(" Block was alloc'd at");
 	}
-	print_stack(t, e->alloc_fn, e->alloc_bt);
+	leak_print_stack(t, e->alloc_fn, e->alloc_bt);
 }
 
 void leak_report_errors(const rt_trace *t, leak_counts *n)
@@ -117,7 +117,7 @@ static void print_loss(const rt_trace *t, const rt_loss_record *l, size_t i, siz
 	else
 		info("%s bytes in %s blocks are %s in loss record %s of %zu", cli_grouped(l->bytes, a),
 		     cli_grouped(l->blocks, c), rt_leak_kind_name(l->kind), cli_grouped(i + 1, b), n);
-	print_stack(t, l->fn, l->bt);
+	leak_print_stack(t, l->fn, l->bt);
 	info("%s", "");
 }
 

@@ -30,5 +30,18 @@ typedef struct leak_counts {
 void leak_report_errors(const rt_trace *t, leak_counts *n);
 void leak_report_leaks(const rt_trace *t, const leak_opts *o, leak_counts *n);
 void leak_report_end(const leak_counts *n);
+/* "   at FN" then "   by 0xADDR: ..." for each frame. */
+void leak_print_stack(const rt_trace *t, uint32_t fn, uint32_t bt);
+
+/* The fd module's findings, as valgrind --track-fds=yes reports them:
+ * bad closes as they happened, then the descriptors open at exit. */
+typedef struct fd_track fd_track;
+fd_track *fd_track_new(void);
+void fd_track_free(fd_track *f);
+/* Each call of the trace, in order (before the leak filter). */
+void fd_track_call(fd_track *f, rt_trace *t, const rt_call *c);
+/* Prints the report; t holds the calls live at the end. Adds its errors
+ * (bad closes, descriptors left open) to n. */
+void fd_report(const rt_trace *t, const fd_track *f, leak_counts *n);
 
 #endif

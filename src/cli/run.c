@@ -32,6 +32,9 @@ static const char usage_text[] =
 	"per process, named <program>-<pid>.rtrace. `rtrace postproc -lc -i FILE`\n"
 	"lists what leaked.\n"
 	"\n"
+	"  -m, --modules LIST        what to trace, a comma separated list of modules\n"
+	"                            (default: memory); --list-modules lists them\n"
+	"      --list-modules        describe the modules and their resource types\n"
 	"  -o, --output-dir DIR      where traces go (default: current directory)\n"
 	"  -b, --backtrace-depth N   frames per backtrace, 1-256 (default 32)\n"
 	"      --trace-frees         record backtraces of releases too\n"
@@ -72,6 +75,8 @@ static const char usage_text[] =
 
 typedef struct run_opts {
 	const char *dir;
+	const char *modules; /* -m LIST, or NULL: memory */
+	bool list_modules;
 	unsigned depth;
 	bool trace_frees, follow, start_paused, no_timestamps;
 	char unwinder; /* flag letter: 0 cached, 'u' libunwind, 'k' check */
@@ -87,7 +92,7 @@ typedef struct run_opts {
 
 enum { OPT_FREES = 256, OPT_FOLLOW, OPT_PAUSED, OPT_TOGGLE, OPT_NO_TS, OPT_UNWINDER,
        OPT_LEAK_CHECK, OPT_SHOW_KINDS, OPT_ERROR_KINDS, OPT_ERROR_EXITCODE, OPT_XML_FILE,
-       OPT_GEN_SUPP };
+       OPT_GEN_SUPP, OPT_LIST_MODULES };
 
 /* The heap checking options, as memcheck spells them. */
 static void parse_leak_option(int c, const char *arg, run_opts *o)
@@ -142,6 +147,8 @@ static int parse_options(int argc, char **argv, run_opts *o)
 {
 	static const struct option longopts[] = {
 		{"output-dir", required_argument, NULL, 'o'},
+		{"modules", required_argument, NULL, 'm'},
+		{"list-modules", no_argument, NULL, OPT_LIST_MODULES},
 		{"backtrace-depth", required_argument, NULL, 'b'},
 		{"trace-frees", no_argument, NULL, OPT_FREES},
 		{"follow-children", no_argument, NULL, OPT_FOLLOW},
@@ -163,9 +170,11 @@ static int parse_options(int argc, char **argv, run_opts *o)
 	int c;
 	opterr = 0;
 	/* '+': options end at the program name */
-	while ((c = getopt_long(argc, argv, "+:o:b:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:b:m:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': o->dir = optarg; break;
+		case 'm': o->modules = optarg; break;
+		case OPT_LIST_MODULES: o->list_modules = true; return optind;
 		case 'b':
 			if (!cli_parse_u64(optarg, 10, &v) || v == 0 || v > 256)
 				die_usage("run", "invalid backtrace depth '%s': expected 1 to 256", optarg);
@@ -257,6 +266,69 @@ static void set_env(const run_opts *o, const char *preload, const char *manifest
 	snprintf(buf, sizeof buf, "%d", o->toggle_signal);
 	setenv("RTRACE_TOGGLE_SIGNAL", buf, 1);
 	setenv("RTRACE_LEAK_CHECK", o->leak_check, 1);
+	setenv("RTRACE_MODULES", o->modules ? o->modules : "memory", 1);
+}
+
+/* The tracer's modules, one "name<TAB>description<TAB>types" line each,
+ * as the tracer itself describes them: loaded into /bin/true, it prints
+ * them and exits. NULL when it could not be run. */
+static char *module_lines(const char *preload)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC))
+		return NULL;
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(p[1], STDOUT_FILENO);
+		setenv("LD_PRELOAD", preload, 1);
+		setenv("RTRACE_LIST_MODULES", "1", 1);
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	char *buf = calloc(1, 65536);
+	size_t n = 0;
+	ssize_t got;
+	while (buf && n < 65535 && (got = read(p[0], buf + n, 65535 - n)) != 0)
+		if (got > 0)
+			n += (size_t)got;
+		else if (errno != EINTR)
+			break;
+	close(p[0]);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	if (buf && !n) {
+		free(buf);
+		buf = NULL;
+	}
+	return buf;
+}
+
+static void list_modules(const char *lines)
+{
+	for (const char *l = lines; *l;) {
+		size_t len = strcspn(l, "\n");
+		const char *t1 = memchr(l, '\t', len), *t2 = t1 ? memchr(t1 + 1, '\t', len - (size_t)(t1 + 1 - l)) : NULL;
+		if (t2)
+			printf("%-8.*s %.*s\n         types: %.*s\n", (int)(t1 - l), l, (int)(t2 - t1 - 1), t1 + 1,
+			       (int)(len - (size_t)(t2 + 1 - l)), t2 + 1);
+		l += len + (l[len] == '\n');
+	}
+}
+
+/* Each name of -m LIST must be a module of the tracer. */
+static void check_modules(const char *list, const char *lines)
+{
+	for (const char *p = list; *p;) {
+		size_t len = strcspn(p, ",");
+		bool found = false;
+		for (const char *l = lines; *l && !found; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] == '\n'))
+			found = len && !strncmp(l, p, len) && l[len] == '\t';
+		if (!found)
+			die_usage("run", "unknown module '%.*s' in --modules: expected a list of "
+				  "modules (rtrace run --list-modules shows them)", (int)len, p);
+		p += len + (p[len] == ',');
+	}
 }
 
 static volatile pid_t child_pid;
@@ -292,12 +364,20 @@ static int wait_child(pid_t pid)
 
 typedef struct heap_totals {
 	rt_leaks *leaks;
+	fd_track *fds;
 	uint64_t allocs, frees, bytes;
+	bool memory; /* the trace has the memory resource type */
 } heap_totals;
 
 static void count_call(void *ctx, rt_trace *t, const rt_call *c)
 {
 	heap_totals *h = ctx;
+	fd_track_call(h->fds, t, c);
+	if (!rt_trace_res_is(t, c->res_type, "memory")) {
+		rt_leaks_feed(h->leaks, t, c);
+		return;
+	}
+	h->memory = true;
 	if (c->kind == RT_CALL_ALLOC) {
 		h->allocs++;
 		h->bytes += c->size;
@@ -317,6 +397,7 @@ static rt_trace *load_trace(const char *path, heap_totals *h, rt_diag *err, int 
 		return NULL;
 	rt_trace *t = rt_trace_new();
 	h->leaks = rt_leaks_new();
+	h->fds = fd_track_new();
 	rt_read_opts ro = {12, count_call, NULL, h}; /* memcheck's 12 callers */
 	*rc = rt_bin_read_fd(t, fd, path, &ro, NULL, err);
 	close(fd);
@@ -333,14 +414,19 @@ static uint64_t heap_summary(const rt_trace *t, const heap_totals *h, int pid, c
 {
 	uint64_t live = 0, live_bytes = 0;
 	const rt_call *calls = rt_trace_calls_const(t);
+	leak_counts n = {0, 0};
+	fd_report(t, h->fds, &n);
+	if (!h->memory && rt_trace_resource_count(t) && !rt_trace_find_resource(t, "memory", 6)) {
+		leak_report_end(&n);
+		return n.errors;
+	}
 	for (size_t i = 0; i < rt_trace_call_count(t); i++) {
-		if (calls[i].kind == RT_CALL_ALLOC) {
+		if (calls[i].kind == RT_CALL_ALLOC && rt_trace_res_is(t, calls[i].res_type, "memory")) {
 			live++;
 			live_bytes += calls[i].size;
 		}
 	}
 	char a[32], b[32], c[32];
-	leak_counts n = {0, 0};
 	leak_report_errors(t, &n);
 	info("HEAP SUMMARY (pid %d):", pid);
 	info("    in use at exit: %s bytes in %s blocks", cli_grouped(live_bytes, a), cli_grouped(live, b));
@@ -433,6 +519,7 @@ static uint64_t report_trace(const char *path, int pid, run_opts *o)
 	}
 	if (o->xml_file)
 		write_xml(t, pid, o);
+	fd_track_free(h.fds);
 	rt_trace_free(t);
 	return errors;
 }
@@ -475,6 +562,18 @@ int cmd_run(int argc, char **argv)
 	int first = parse_options(argc, argv, &o);
 	char preload_buf[PATH_MAX];
 	const char *preload = find_preload(preload_buf, sizeof preload_buf);
+	if (o.list_modules || o.modules) {
+		char *lines = module_lines(preload);
+		if (!lines)
+			die("cannot run the tracer to list its modules");
+		if (o.list_modules)
+			list_modules(lines);
+		else
+			check_modules(o.modules, lines);
+		free(lines);
+		if (o.list_modules)
+			return RT_EXIT_OK;
+	}
 
 	char manifest[] = "/tmp/rtrace-run-XXXXXX";
 	int mfd = mkstemp(manifest);

@@ -144,7 +144,7 @@ typedef struct rd {
 static const char *const rec_names[] = {
 	"", "PROCESS", "MODULE", "MAPS", "RESOURCE", "FUNCTION",
 	"CONTEXT", "BT", "CALL", "END", "MESSAGE",
-	"LEAK", "LEAKSUM", "HEAPERR",
+	"LEAK", "LEAKSUM", "HEAPERR", "CALLA",
 };
 
 /* --- small helpers --- */
@@ -572,7 +572,7 @@ static bool rec_bt(rd *r, stream *s)
 }
 
 /* CALL: becomes the stream's head; its ids are resolved on delivery. */
-static bool rec_call(rd *r, stream *s)
+static bool call_fields(rd *r, stream *s)
 {
 	head *h = &s->h;
 	uint64_t delta, ctx;
@@ -602,6 +602,52 @@ static bool rec_call(rd *r, stream *s)
 	s->last_index = h->c.index;
 	s->has_head = true;
 	return true;
+}
+
+static bool rec_call(rd *r, stream *s)
+{
+	return call_fields(r, s);
+}
+
+#define MAX_ARGS 64
+
+/* An argument's name or value as a model string (control bytes as '?'). */
+static char *arg_text(bstr v)
+{
+	char *d = rt_xmalloc(v.n + 1);
+	for (size_t i = 0; i < v.n; i++)
+		d[i] = v.p[i] < 0x20 || v.p[i] == 0x7f ? '?' : (char)v.p[i];
+	d[v.n] = '\0';
+	return d;
+}
+
+/* CALLA (format 1.2): a CALL followed by its arguments, which become the
+ * call's "$name = value" block. */
+static bool rec_calla(rd *r, stream *s)
+{
+	uint64_t n;
+	if (!call_fields(r, s) || !get_v(r, s, &n))
+		return false;
+	if (n == 0 || n > MAX_ARGS)
+		return bad(r, s->h.off, "expected 1 to %d arguments in the CALLA record, found %" PRIu64, MAX_ARGS, n);
+	rt_kv kv[MAX_ARGS];
+	bool ok = true;
+	uint64_t i;
+	for (i = 0; i < n && ok; i++) {
+		bstr k, v;
+		ok = get_s(r, s, &k) && get_s(r, s, &v);
+		if (ok) {
+			kv[i].key = arg_text(k);
+			kv[i].value = arg_text(v);
+		}
+	}
+	if (ok)
+		s->h.c.args = rt_trace_add_args(r->t, kv, (uint32_t)n);
+	for (uint64_t k = 0; k < (ok ? n : i - 1); k++) {
+		free((char *)kv[k].key);
+		free((char *)kv[k].value);
+	}
+	return ok;
 }
 
 static bool rec_end(rd *r, stream *s)
@@ -716,7 +762,7 @@ typedef bool (*rec_fn)(rd *r, stream *s);
 static const rec_fn handlers[] = {
 	NULL, rec_process, rec_module, rec_maps, rec_resource, rec_function,
 	rec_context, rec_bt, rec_call, rec_end, rec_message,
-	rec_leak, rec_leaksum, rec_heaperr,
+	rec_leak, rec_leaksum, rec_heaperr, rec_calla,
 };
 #define NTYPES (sizeof handlers / sizeof *handlers)
 

@@ -426,6 +426,29 @@ const rt_kv *rt_trace_args_at(const rt_trace *t, uint32_t id)
 	return id < t->nargs ? t->args[id].kv : NULL;
 }
 
+const char *rt_trace_call_arg(const rt_trace *t, const rt_call *c, const char *key)
+{
+	if (c->args == RT_NONE || c->args >= t->nargs)
+		return NULL;
+	const rt_argblock *a = &t->args[c->args];
+	for (uint32_t i = 0; a->kv && i < a->n; i++)
+		if (!strcmp(a->kv[i].key, key))
+			return a->kv[i].value;
+	return NULL;
+}
+
+bool rt_trace_res_is(const rt_trace *t, uint8_t res_type, const char *type)
+{
+	const rt_resource *r = rt_trace_resource_get(t, res_type);
+	return r && !strcmp(r->type, type);
+}
+
+bool rt_trace_is_bad_close(const rt_trace *t, const rt_call *c)
+{
+	const char *e = c->kind == RT_CALL_FREE ? rt_trace_call_arg(t, c, "error") : NULL;
+	return e && !strcmp(e, "EBADF") && rt_trace_res_is(t, c->res_type, "fd");
+}
+
 void rt_trace_release_args(rt_trace *t, uint32_t id)
 {
 	if (id >= t->nargs || !t->args[id].kv)

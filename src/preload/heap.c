@@ -287,6 +287,8 @@ void rt_heap_error(int rc, uint64_t index, int fn, uintptr_t p, uint64_t bt, rt_
 void rt_heap_write_error(int kind, uint64_t index, int fn, uintptr_t p, uint64_t bt,
 			 const rt_heap_blk *blk)
 {
+	if (!rt_memory_on())
+		return;
 	uint8_t *q = rt_reserve(2 + 12 * 10 + 3);
 	if (!q)
 		return;

@@ -5,7 +5,7 @@
  * threads; the live-block table (heap.c) follows the same order. errno is
  * what the real function left. */
 #define _GNU_SOURCE
-#include "heap.h"
+#include "module.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -49,6 +49,13 @@ static void *boot_alloc(size_t n)
 	size_t off = atomic_fetch_add(&boot_used, n);
 	return off + n <= sizeof boot_buf ? boot_buf + off : NULL;
 }
+
+static const rt_restype memory_types[] = {{"memory", "memory allocation in bytes", false}};
+rt_module rt_mod_memory = {
+	.name = "memory",
+	.desc = "heap memory: malloc's family and the C++ operators",
+	.res = memory_types, .nres = 1, .fns = rt_fn_names, .nfns = FN_COUNT,
+};
 
 static _Atomic int resolving;
 

@@ -3,7 +3,7 @@
 #define _GNU_SOURCE
 #include "preload.h"
 #include "cfi.h"
-#include "heap.h"
+#include "module.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -55,6 +55,9 @@ static void read_options(void)
 	rt_leak_init(!v || !strcmp(v, "full") ? LEAK_CHECK_FULL
 		     : !strcmp(v, "summary")   ? LEAK_CHECK_SUMMARY
 						 : LEAK_CHECK_NO);
+	rt_modules_init();
+	if (!rt_memory_on())
+		rt_leak_init(LEAK_CHECK_NO);
 }
 
 /* Children started with exec are not traced unless asked: give the
@@ -64,7 +67,7 @@ static void restore_preload_env(void)
 {
 	static const char *const ours[] = {
 		"RTRACE_USER_LD_PRELOAD", "RTRACE_DIR", "RTRACE_MANIFEST", "RTRACE_DEPTH",
-		"RTRACE_FLAGS", "RTRACE_TOGGLE_SIGNAL", "RTRACE_LEAK_CHECK",
+		"RTRACE_FLAGS", "RTRACE_TOGGLE_SIGNAL", "RTRACE_LEAK_CHECK", "RTRACE_MODULES",
 	};
 	if (rt_opt.follow)
 		return;
@@ -129,6 +132,11 @@ __attribute__((constructor(101))) static void rt_init(void)
 {
 	rt_t.busy = 1;
 	rt_memory_init();
+	if (getenv("RTRACE_LIST_MODULES")) { /* rtrace run --list-modules */
+		rt_modules_init();
+		rt_modules_list();
+		_exit(0);
+	}
 	read_options();
 	restore_preload_env();
 	paused = rt_opt.start_paused;

@@ -12,11 +12,14 @@
 #define RT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define RT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+struct rt_arg;
+
 /* Record types of docs/binary-format.md. */
 enum {
 	REC_PROCESS = 1, REC_MODULE, REC_MAPS, REC_RESOURCE, REC_FUNCTION,
 	REC_CONTEXT, REC_BT, REC_CALL, REC_END, REC_MESSAGE,
 	REC_LEAK, REC_LEAKSUM, REC_HEAPERR, /* heap checking, format 1.1 */
+	REC_CALLA, /* a CALL with arguments, format 1.2 */
 };
 
 enum { KIND_ALLOC = 1, KIND_FREE = 2 };
@@ -33,6 +36,7 @@ enum rt_fn {
 extern const char *const rt_fn_names[FN_COUNT];
 
 #define RES_MEMORY 1
+#define RT_MAX_RES 32 /* resource ids of a trace */
 
 typedef struct rt_options {
 	unsigned depth;      /* frames per backtrace */
@@ -61,6 +65,7 @@ typedef struct rt_tls {
 	uint8_t *chunk;      /* current chunk in the mapped file, or NULL */
 	uint32_t used;
 	uint64_t last_ns;
+	int inside;          /* in a module's interposer: inner calls are libc's */
 	uint32_t context;    /* mask of the contexts the thread is in */
 	struct rt_btcache *bts;
 } rt_tls;
@@ -71,6 +76,21 @@ extern __thread rt_tls rt_t __attribute__((tls_model("initial-exec")));
 int rt_writer_open(void);
 void rt_writer_close(void);
 void rt_writer_fork_child(void);
+/* The trace file's descriptor (-1: none); whether fd is it (the program
+ * closing it gets EBADF, as it would without the tracer); moving it away
+ * from a number the program is about to dup2 onto. */
+int rt_writer_fd(void);
+bool rt_writer_owns(int fd);
+void rt_writer_move_fd(void);
+/* fd moved to a high number (the tracer's own descriptors, and those of
+ * the libraries it calls, must not take the program's numbers). */
+int rt_place_fd(int fd);
+/* fd is one of those (the trace file's, libunwind's pipe). */
+bool rt_fd_hidden(int fd);
+/* The hidden descriptors in [first, last], sorted (at most 8). */
+int rt_fd_hidden_in(unsigned first, unsigned last, int *out);
+/* The process whose trace the writer writes. */
+int rt_writer_pid(void);
 void rt_writer_lock(void);
 void rt_writer_unlock(void);
 /* Reserves n bytes in this thread's chunk; NULL when tracing stopped. */
@@ -98,6 +118,12 @@ uint64_t rt_record_call(uint64_t index, int kind, int fn, uint64_t res_id, uint6
  * depth rt_record_call calls it). */
 void rt_record_call_bt(uint64_t index, int kind, int fn, uint64_t res_id, uint64_t size, uint64_t bt);
 uint64_t rt_next_index(void);
+/* Any module's call: function and resource type as trace ids, and the
+ * call's arguments (nargs name/value pairs; long values are cut). */
+void rt_record_ex(uint64_t index, int kind, unsigned fn, unsigned res, uint64_t res_id,
+		  uint64_t size, uint64_t bt, const struct rt_arg *args, unsigned nargs);
+/* The memory module is on (module.c). */
+bool rt_memory_on(void);
 
 /* varint encoding */
 static inline uint8_t *rt_put_varint(uint8_t *p, uint64_t v)

@@ -1,7 +1,7 @@
 /* Records: process description, module maps, and the per-call record on
  * the hot path. */
 #define _GNU_SOURCE
-#include "preload.h"
+#include "module.h"
 
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -40,31 +40,77 @@ uint64_t rt_next_index(void)
 __attribute__((noinline)) uint64_t rt_record_call(uint64_t index, int kind, int fn, uint64_t res_id,
 						  uint64_t size, bool with_bt)
 {
+	if (RT_UNLIKELY(!rt_mod_memory.on))
+		return 0;
 	uint64_t bt = with_bt ? rt_backtrace() : 0;
 	rt_record_call_bt(index, kind, fn, res_id, size, bt);
 	return bt;
 }
 
-void rt_record_call_bt(uint64_t index, int kind, int fn, uint64_t res_id, uint64_t size, uint64_t bt)
+bool rt_memory_on(void) { return rt_mod_memory.on; }
+
+/* The fields every CALL record starts with, up to the resource. */
+static uint8_t *call_head(uint8_t *p, int type, uint64_t index, int kind, unsigned fn)
 {
-	uint8_t *p = rt_reserve(64);
-	if (!p)
-		return;
 	uint64_t now = rt_opt.timestamps ? rt_now_ns() : 0;
 	uint64_t delta = now - (rt_t.last_ns ? rt_t.last_ns : start_ns);
 	rt_t.last_ns = now;
-	*p++ = REC_CALL;
+	*p++ = (uint8_t)type;
 	p = rt_put_varint(p, index);
 	p = rt_put_varint(p, rt_opt.timestamps ? delta : 0);
 	*p++ = (uint8_t)kind;
-	p = rt_put_varint(p, (uint64_t)fn);
-	p = rt_put_varint(p, RES_MEMORY);
+	return rt_put_varint(p, fn);
+}
+
+/* The fields after the function: resource, id, size, stack, contexts. */
+static uint8_t *call_tail(uint8_t *p, int kind, unsigned res, uint64_t res_id, uint64_t size, uint64_t bt)
+{
+	p = rt_put_varint(p, res);
 	p = rt_put_varint(p, res_id);
 	if (kind == KIND_ALLOC)
 		p = rt_put_varint(p, size);
 	p = rt_put_varint(p, bt);
-	p = rt_put_varint(p, rt_t.context);
+	return rt_put_varint(p, rt_t.context);
+}
+
+#define ARG_MAX 1024 /* bytes of an argument's value kept */
+#define ARGS_MAX 8
+
+void rt_record_ex(uint64_t index, int kind, unsigned fn, unsigned res, uint64_t res_id,
+		  uint64_t size, uint64_t bt, const rt_arg *args, unsigned nargs)
+{
+	size_t need = 64, len[ARGS_MAX][2];
+	if (nargs > ARGS_MAX)
+		nargs = ARGS_MAX;
+	for (unsigned i = 0; i < nargs; i++) {
+		len[i][0] = strnlen(args[i].name, 64);
+		len[i][1] = args[i].value ? strnlen(args[i].value, ARG_MAX) : 0;
+		need += len[i][0] + len[i][1] + 8;
+	}
+	uint8_t *p = rt_reserve(need);
+	if (!p)
+		return;
+	p = call_head(p, nargs ? REC_CALLA : REC_CALL, index, kind, fn);
+	p = call_tail(p, kind, res, res_id, size, bt);
+	if (nargs) {
+		p = rt_put_varint(p, nargs);
+		for (unsigned i = 0; i < nargs; i++) {
+			p = rt_put_str(p, args[i].name, len[i][0]);
+			p = rt_put_str(p, args[i].value ? args[i].value : "", len[i][1]);
+		}
+	}
 	rt_commit(p);
+}
+
+void rt_record_call_bt(uint64_t index, int kind, int fn, uint64_t res_id, uint64_t size, uint64_t bt)
+{
+	if (RT_UNLIKELY(!rt_mod_memory.on))
+		return;
+	uint8_t *p = rt_reserve(64);
+	if (!p)
+		return;
+	p = call_head(p, REC_CALL, index, kind, (unsigned)fn);
+	rt_commit(call_tail(p, kind, RES_MEMORY, res_id, size, bt));
 }
 
 /* Records that may be long (paths, command lines) go through a buffer
@@ -122,25 +168,6 @@ static void write_process(void)
 	p = rt_put_varint(p, rt_opt.depth);
 	p = rt_put_varint(p, (rt_opt.timestamps ? 1u : 0u) | (rt_opt.trace_frees ? 2u : 0u));
 	put_record((uint8_t *)rec, (size_t)(p - (uint8_t *)rec));
-}
-
-static void write_registry(void)
-{
-	uint8_t rec[512], *p = rec;
-	static const char type[] = "memory", desc[] = "memory allocation in bytes";
-	*p++ = REC_RESOURCE;
-	p = rt_put_varint(p, RES_MEMORY);
-	p = rt_put_str(p, type, sizeof type - 1);
-	p = rt_put_str(p, desc, sizeof desc - 1);
-	p = rt_put_varint(p, 0);
-	put_record(rec, (size_t)(p - rec));
-	for (int fn = 1; fn < FN_COUNT; fn++) {
-		p = rec;
-		*p++ = REC_FUNCTION;
-		p = rt_put_varint(p, (uint64_t)fn);
-		p = rt_put_str(p, rt_fn_names[fn], strlen(rt_fn_names[fn]));
-		put_record(rec, (size_t)(p - rec));
-	}
 }
 
 static uint64_t parse_hex(const char **s)
@@ -203,7 +230,7 @@ void rt_write_maps(void)
 void rt_write_preamble(void)
 {
 	write_process();
-	write_registry();
+	rt_modules_write_registry();
 	rt_write_maps();
 }
 

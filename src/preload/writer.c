@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +26,12 @@
 #define MAX_SEGS 65536u /* 512 GiB of trace */
 
 static int have_file;
+/* The trace file's descriptor: high, close-on-exec, and checked before
+ * use (the program may have closed it or put another file there). */
+static int own_fd = -1;
+static dev_t own_dev;
+static ino_t own_ino;
+static _Atomic int moved_once;
 static char trace_path[4096];
 static pthread_mutex_t grow_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t *seg_base[MAX_SEGS];
@@ -63,15 +71,133 @@ void rt_disable(const char *why, int err)
 		(void)!write(STDERR_FILENO, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
 }
 
-/* The program must not see a descriptor of ours (it would shift the
- * numbers it gets from open), so the file is opened only while the
- * tracer works on it: at start, for each extension, and at exit. */
-static int reopen(void)
+int rt_writer_fd(void) { return own_fd; }
+
+static pid_t writer_pid;
+int rt_writer_pid(void) { return (int)writer_pid; }
+
+/* Moves fd to a high number (below 1024, for programs using select), so
+ * that it takes none of the numbers the program expects from open. */
+/* Descriptors of the tracer (and of libunwind), which the program must
+ * not see: closing one gets EBADF, close_range leaves them open. */
+#define HIDDEN_MAX 8
+static _Atomic int hidden[HIDDEN_MAX] = {-1, -1, -1, -1, -1, -1, -1, -1};
+static _Atomic int hidden_low = 1 << 30;
+
+static void hide(int fd, bool on)
 {
-	int fd = open(trace_path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		rt_disable("cannot reopen the trace file", errno);
+	for (int i = 0; i < HIDDEN_MAX; i++) {
+		int want = on ? -1 : fd;
+		if (atomic_compare_exchange_strong(&hidden[i], &want, on ? fd : -1))
+			break;
+	}
+	if (on && fd < atomic_load(&hidden_low))
+		atomic_store(&hidden_low, fd);
+}
+
+bool rt_fd_hidden(int fd)
+{
+	if (RT_LIKELY(fd < atomic_load_explicit(&hidden_low, memory_order_relaxed)))
+		return false;
+	for (int i = 0; i < HIDDEN_MAX; i++)
+		if (atomic_load(&hidden[i]) == fd)
+			return true;
+	return false;
+}
+
+/* The hidden descriptors in [first, last], sorted; returns how many. */
+int rt_fd_hidden_in(unsigned first, unsigned last, int *out)
+{
+	int n = 0;
+	for (int i = 0; i < HIDDEN_MAX; i++) {
+		int fd = atomic_load(&hidden[i]);
+		if (fd >= 0 && (unsigned)fd >= first && (unsigned)fd <= last) {
+			int k = n++;
+			for (; k > 0 && out[k - 1] > fd; k--)
+				out[k] = out[k - 1];
+			out[k] = fd;
+		}
+	}
+	return n;
+}
+
+int rt_place_fd(int fd)
+{
+	struct rlimit rl;
+	int top = 1024;
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < 1024)
+		top = (int)rl.rlim_cur;
+	for (int k = 1; k <= 64 && top - k > fd; k++) {
+		int hi = fcntl(fd, F_DUPFD_CLOEXEC, top - k);
+		if (hi >= top) {
+			close(hi); /* every number above top - k is taken */
+			continue;
+		}
+		if (hi >= 0) {
+			close(fd);
+			hide(hi, true);
+			return hi;
+		}
+	}
 	return fd;
+}
+
+static int adopt_fd(int fd)
+{
+	struct stat st;
+	fd = rt_place_fd(fd);
+	if (fstat(fd, &st)) {
+		close(fd);
+		return -1;
+	}
+	own_dev = st.st_dev;
+	own_ino = st.st_ino;
+	return own_fd = fd;
+}
+
+/* The program dup2'ed onto our descriptor's number: ours moves first. */
+void rt_writer_move_fd(void)
+{
+	int old = own_fd, busy = rt_t.busy;
+	rt_t.busy = 1;
+	int fd = old >= 0 ? fcntl(old, F_DUPFD_CLOEXEC, 3) : -1;
+	if (fd >= 0) {
+		own_fd = -1;
+		adopt_fd(fd);
+		hide(old, false);
+		close(old);
+	}
+	rt_t.busy = busy;
+}
+
+static bool own_fd_ok(void)
+{
+	struct stat st;
+	return own_fd >= 0 && !fstat(own_fd, &st) && st.st_dev == own_dev && st.st_ino == own_ino;
+}
+
+bool rt_writer_owns(int fd) { return fd >= 0 && fd == own_fd && own_fd_ok(); }
+
+/* The descriptor of the trace file; reopened (and said so, once) when
+ * the program closed it behind the tracer's back (a raw close syscall). */
+static int trace_fd(void)
+{
+	if (own_fd_ok())
+		return own_fd;
+	int lost = own_fd;
+	int fd = open(trace_path, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || adopt_fd(fd) < 0) {
+		rt_disable("cannot reopen the trace file", errno);
+		return -1;
+	}
+	if (lost >= 0 && !atomic_exchange(&moved_once, 1)) {
+		char msg[160];
+		int n = snprintf(msg, sizeof msg, "rtrace: the program closed the trace file's descriptor %d; "
+				 "the trace goes on through descriptor %d\n", lost, own_fd);
+		if (n > 0)
+			(void)!write(STDERR_FILENO, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+	}
+	return own_fd;
 }
 
 /* Reserves disk blocks for the next chunks, as many of the rest of the
@@ -86,7 +212,7 @@ static int grow(void)
 		rt_disable("trace file reached its size limit", 0);
 		return -1;
 	}
-	int fd = reopen();
+	int fd = trace_fd();
 	if (fd < 0)
 		return -1;
 	int err = 0;
@@ -106,7 +232,6 @@ static int grow(void)
 		n /= 2;
 		err = 0;
 	}
-	close(fd);
 	if (err) {
 		rt_disable("cannot extend the trace file", err);
 		return -1;
@@ -257,12 +382,17 @@ int rt_writer_open(void)
 	}
 	int rc = write_header(fd);
 	int err = errno;
-	close(fd);
 	if (rc) {
+		close(fd);
 		rt_disable("cannot write the trace header", err);
 		return -1;
 	}
+	if (adopt_fd(fd) < 0) {
+		rt_disable("cannot keep the trace file open", errno);
+		return -1;
+	}
 	have_file = 1;
+	writer_pid = getpid();
 	announce(true);
 	return 0;
 }
@@ -272,14 +402,13 @@ void rt_writer_close(void)
 {
 	if (!have_file)
 		return;
-	int fd = open(trace_path, O_RDWR | O_CLOEXEC);
+	int fd = trace_fd();
 	if (fd < 0)
 		return;
 	uint64_t used = atomic_load(&next_chunk), ready = atomic_load(&ready_chunks);
 	uint64_t end = HDR_SIZE + (used < ready ? used : ready) * CHUNK_SIZE;
 	if (pwrite(fd, &end, 8, 16) == 8)
 		(void)!ftruncate(fd, (off_t)end);
-	close(fd);
 }
 
 void rt_writer_lock(void) { pthread_mutex_lock(&grow_lock); }
@@ -290,6 +419,13 @@ void rt_writer_unlock(void) { pthread_mutex_unlock(&grow_lock); }
 void rt_writer_fork_child(void)
 {
 	pthread_mutex_init(&grow_lock, NULL);
+	int old = own_fd, busy = rt_t.busy;
+	own_fd = -1; /* the parent's file */
+	rt_t.busy = 1;
+	hide(old, false);
+	if (old >= 0)
+		close(old);
+	rt_t.busy = busy;
 	uint64_t segs = (atomic_load(&ready_chunks) + CHUNKS_PER_SEG - 1) / CHUNKS_PER_SEG;
 	for (uint64_t s = 0; s < segs; s++) {
 		if (seg_base[s])

@@ -1,0 +1,91 @@
+# rtrace run -m: the fd, file, mmap and shm modules record what a program
+# leaks with the arguments that name it, bad closes, exec's close-on-exec
+# releases; the program sees the same descriptors, output, errno and exit
+# status as without the tracer; the descriptors left open are valgrind
+# --track-fds=yes's.
+. "$(dirname "$0")/lib.sh"
+: "${PROGRAMS:?}"
+P=$PROGRAMS
+cd "$TMP" || exit 1
+
+"$RTRACE" run --list-modules > list
+for m in memory fd file mmap shm; do grep -q "^$m " list && ok || bad "--list-modules lacks $m: $(cat list)"; done
+grep -q "types: fd (file descriptor)" list && ok || bad "fd type not listed"
+"$RTRACE" run -m fd,nosuch -- true 2> err; [ $? -eq 2 ] && grep -q "unknown module 'nosuch'" err && ok || bad "unknown module: $(cat err)"
+
+# the program does not notice the tracer (its fd numbers are in its output)
+"$P/tp_fds" > plain.out 2>&1; prc=$?
+"$RTRACE" run -q -m fd,file,mmap,shm -o "$TMP" -- "$P/tp_fds" > traced.out 2>&1; trc=$?
+[ $prc -eq 3 ] && [ $trc -eq 3 ] && ok || bad "exit status $trc traced, $prc plain"
+check_same "output (fd numbers, errno) differs under rtrace" plain.out traced.out
+"$RTRACE" run -q -o "$TMP" -- "$P/tp_fds" > traced.out 2>&1
+check_same "output differs under rtrace (memory)" plain.out traced.out
+
+# the leaked sets, with their arguments
+t=$(ls tp_fds-*.rtrace | head -1)
+"$RTRACE" postproc -l -i "$t" > leaks.txt
+leaked() { grep -E '^[0-9]+\. ' leaks.txt | sed -E 's/^[0-9]+\. \[[^]]*\] //; s/= 0x[0-9a-f]{6,}$/= PTR/'; }
+leaked | sort > got
+num() { sed -n "s/^fds .*$1=\([0-9]*\).*/\1/p" plain.out; }
+hex() { printf %x "$1"; }
+kept=$(num kept) pw=$(sed -n 's/^fds .*pipe=[0-9]*,\([0-9]*\).*/\1/p' plain.out) sock=$(num socket)
+cat > want.unsorted <<EOT
+open<fd>(1) = 0x$(hex "$kept")
+pipe<fd>(1) = 0x$(hex "$pw")
+socket<fd>(1) = 0x$(hex "$sock")
+fopen<fp>(1) = PTR
+opendir<dir>(1) = PTR
+munmap<mmap>(4096) = PTR
+munmap<mmap>(8192) = PTR
+EOT
+sort want.unsorted > want
+check_same "leaked set" want got
+grep -A2 '^1\. .*open<fd>' leaks.txt | grep -q '\$path = /etc/hostname' && ok || bad "open's path argument: $(head -20 leaks.txt)"
+grep -A3 'socket<fd>' leaks.txt | grep -q '\$domain = AF_INET' && ok || bad "socket's domain argument"
+grep -A2 'opendir<dir>' leaks.txt | grep -q '\$path = /etc' && ok || bad "opendir's path argument"
+grep -q '^# Resource - fd (file descriptor):$' leaks.txt && grep -A1 '^# Resource - fd' leaks.txt | grep -q '^# 3 block(s) leaked' && ok || bad "fd leak totals"
+grep -A1 '^# Resource - segment' leaks.txt | grep -q '^# 0 block(s)' && ok || bad "shm segment reported leaked"
+"$RTRACE" postproc -i "$t" > all.txt
+grep -q 'shmctl<control>(0x[0-9a-f]*)' all.txt && grep -q 'shmdt<segment>' all.txt && ok || bad "shm removal not as sp-rtrace recorded it"
+grep -A1 'close<fd>(0x63)' all.txt | grep -q 'error = EBADF' && ok || bad "bad close not recorded"
+grep -q '^<1> : fd (file descriptor)$' all.txt && ok || bad "fd registry line"
+"$RTRACE" postproc -lc -i "$t" > compressed.txt
+grep -q '^# Resource - fp (file pointer):' compressed.txt && ok || bad "compress per resource"
+
+# rtrace run's report: the bad close, the descriptors open at exit
+rm -f ./*.rtrace
+"$RTRACE" run -m fd -o "$TMP" -- "$P/tp_fds" > /dev/null 2> report
+grep -q "rtrace: File descriptor 99 was never opened" report && ok || bad "bad close not reported: $(cat report)"
+grep -q "rtrace: FILE DESCRIPTORS: 6 open (3 std) at exit." report && ok || bad "FILE DESCRIPTORS line: $(grep DESCR report)"
+grep -q "rtrace: Open file descriptor $kept: /etc/hostname" report && ok || bad "open descriptor line"
+"$RTRACE" run -q -m fd --error-exitcode=9 -o "$TMP" -- "$P/tp_fds" > /dev/null 2>&1; [ $? -eq 9 ] && ok || bad "--error-exitcode on fd errors"
+
+# exec: the close-on-exec descriptor is released by the exec, the other not
+rm -f ./*.rtrace
+"$RTRACE" run -q -m fd -o "$TMP" -- "$P/tp_fds" exec /bin/true > out
+t=$(ls tp_fds-*.rtrace | head -1)
+"$RTRACE" postproc -l -i "$t" | grep -E '^[0-9]+\. ' > exec.txt
+in=$(sed -n 's/.*inherited=\([0-9]*\).*/\1/p' out)
+[ "$(wc -l < exec.txt)" = 1 ] && grep -q "open(1) = 0x$(printf %x "$in")" exec.txt && ok || bad "exec: $(cat exec.txt)"
+"$RTRACE" postproc -i "$t" | grep -q '\] execve(0x' && ok || bad "exec release not recorded"
+
+# the trace file's descriptor: the program closing it gets EBADF and the
+# tracing goes on; close_range over it keeps it
+rm -f ./*.rtrace
+"$P/tp_fds" closeall > plain2.out 2>&1
+"$RTRACE" run -q -m fd -o "$TMP" -- "$P/tp_fds" closeall > traced2.out 2> err
+check_same "closeall: output differs under rtrace" plain2.out traced2.out
+[ ! -s err ] && ok || bad "closeall: tracer complained: $(cat err)"
+"$RTRACE" postproc -l -i "$(ls tp_fds-*.rtrace | head -1)" | grep -q '\$path = /etc/hostname' && ok || bad "closeall: the open after it was not traced"
+if command -v valgrind > /dev/null; then
+  # descriptors open at exit: rtrace's are valgrind's, less those under
+  # the leaked streams (which rtrace reports as streams)
+  valgrind --track-fds=yes "$P/tp_fds" > /dev/null 2> vg.txt
+  awk '/Open (file descriptor|AF_[A-Z0-9]* socket) [0-9]+:/ {n=$0; sub(/.*(descriptor|socket) /, "", n); sub(/:.*/, "", n); getline nx; if (nx !~ /inherited/) print n}' vg.txt | sort -n > vg.fds
+  "$RTRACE" run -m fd -o "$TMP" -- "$P/tp_fds" > /dev/null 2> rt.txt
+  sed -n 's/^rtrace: Open file descriptor \([0-9]*\):.*/\1/p' rt.txt > rt.fds
+  streams=$(sed -n 's/^streams fileno=\([0-9]*\),[0-9]* dirfd=\([0-9]*\)/\1 \2/p' plain.out)
+  (cat rt.fds; printf '%s\n' $streams) | sort -n > rt.all
+  check_same "descriptors open at exit differ from valgrind --track-fds=yes" vg.fds rt.all
+fi
+finish
