@@ -96,11 +96,12 @@ RT_EXPORT FILE *freopen(const char *path, const char *mode, FILE *old)
 		INNER(fp = real.freopen(path, mode, old));
 		return fp;
 	}
-	uint64_t index = rt_next_index();
+	/* recorded before the call: what libc frees inside it comes after,
+	 * and the old stream is closed even when reopening fails */
+	uint64_t bt = rt_mod_bt();
+	closed(0, S_FREOPEN, RES_FP, old, bt);
 	FILE *fp;
 	INNER(fp = real.freopen(path, mode, old));
-	uint64_t bt = rt_mod_bt();
-	closed(index, S_FREOPEN, RES_FP, old, bt); /* closed even when it fails */
 	if (fp)
 		opened(S_FREOPEN, RES_FP, fp, "path", path ? path : "", "mode", mode, bt);
 	return fp;
@@ -115,10 +116,12 @@ RT_EXPORT FILE *freopen(const char *path, const char *mode, FILE *old)
 			INNER(rc = real.name(p));                              \
 			return rc;                                             \
 		}                                                              \
-		uint64_t index = rt_next_index();                              \
+		/* before the call: the buffers libc frees inside it are  \
+		 * recorded after (each thread's calls in index order)    \
+		 * and the stream is released even when the call fails */ \
+		closed(0, F, RES, p, FREE_BT());                               \
 		int rc;                                                        \
 		INNER(rc = real.name(p));                                      \
-		closed(index, F, RES, p, FREE_BT());                           \
 		return rc;                                                     \
 	}
 CLOSE(fclose, S_FCLOSE, RES_FP, FILE)
