@@ -31,8 +31,8 @@ void rt_leaks_finish(rt_leaks *l, rt_trace *t);
 size_t rt_leaks_live(const rt_leaks *l);
 
 /* The allocations of t not released by its end, in trace order (the
- * leak filter run on a scratch copy: t is not changed; the copies'
- * argument blocks are RT_NONE). Returns a malloc'ed array of *n calls. */
+ * leak filter run on a scratch copy: t is not changed; the copies keep
+ * their argument blocks, t's). Returns a malloc'ed array of *n calls. */
 rt_call *rt_unfreed_calls(const rt_trace *t, size_t *n);
 
 /* Per-call selection applied after reading (and after leak filtering). */

@@ -193,6 +193,9 @@ bool rt_trace_res_is(const rt_trace *t, uint8_t res_type, const char *type);
 /* A descriptor's release that found nothing to release (a close that
  * failed with EBADF: the tracer records it with "$error = EBADF"). */
 bool rt_trace_is_bad_close(const rt_trace *t, const rt_call *c);
+/* What descriptor allocation c opened, as valgrind --track-fds names it:
+ * its path, else "<AF_INET SOCK_STREAM socket from socket>" or "<pipe>". */
+void rt_trace_fd_describe(const rt_trace *t, const rt_call *c, char *buf, size_t n);
 
 /* Calls, in record order. Pointers stay valid until the next append or
  * compaction. */

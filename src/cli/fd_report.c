@@ -85,19 +85,6 @@ void fd_track_call(fd_track *f, rt_trace *t, const rt_call *c)
 		set_path(f, c->res_id, rt_trace_intern(t, path, strlen(path)) + 1);
 }
 
-/* What the descriptor is: its path, or how it was made. */
-static void describe(const rt_trace *t, const rt_call *c, char *buf, size_t n)
-{
-	const char *path = rt_trace_call_arg(t, c, "path");
-	const char *dom = rt_trace_call_arg(t, c, "domain"), *type = rt_trace_call_arg(t, c, "type");
-	if (path)
-		snprintf(buf, n, "%s", path);
-	else if (dom)
-		snprintf(buf, n, "<%s %s socket from %s>", dom, type ? type : "", rt_trace_str(t, c->fn));
-	else
-		snprintf(buf, n, "<%s>", rt_trace_str(t, c->fn));
-}
-
 static void report_bad(const rt_trace *t, const fd_bad *b)
 {
 	if (b->path != RT_NONE)
@@ -128,7 +115,7 @@ void fd_report(const rt_trace *t, const fd_track *f, leak_counts *n)
 		if (c[i].kind != RT_CALL_ALLOC || !rt_trace_res_is(t, c[i].res_type, "fd") || c[i].res_id < 3)
 			continue;
 		char what[1100];
-		describe(t, &c[i], what, sizeof what);
+		rt_trace_fd_describe(t, &c[i], what, sizeof what);
 		info("Open file descriptor %" PRIu64 ": %s", c[i].res_id, what);
 		leak_print_stack(t, c[i].fn, c[i].bt);
 		info("%s", "");

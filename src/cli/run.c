@@ -373,6 +373,10 @@ static void count_call(void *ctx, rt_trace *t, const rt_call *c)
 {
 	heap_totals *h = ctx;
 	fd_track_call(h->fds, t, c);
+	if (rt_trace_is_bad_close(t, c)) {
+		rt_trace_append_call(t, c); /* kept for the XML's FdBadClose */
+		return;
+	}
 	if (!rt_trace_res_is(t, c->res_type, "memory")) {
 		rt_leaks_feed(h->leaks, t, c);
 		return;

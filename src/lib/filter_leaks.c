@@ -191,7 +191,10 @@ rt_call *rt_unfreed_calls(const rt_trace *t, size_t *n)
 	const rt_call *c = rt_trace_calls_const(t);
 	for (size_t i = 0; i < rt_trace_call_count(t); i++) {
 		rt_call k = c[i];
-		k.args = RT_NONE; /* argument blocks stay t's */
+		/* argument blocks stay t's: the scratch trace has none, so
+		 * the filter's releases of this tag (the call's position)
+		 * do nothing, and it tells the call's own block after */
+		k.args = (uint32_t)i;
 		if (k.kind != RT_CALL_DEAD)
 			rt_leaks_feed(lf, live, &k);
 	}
@@ -199,9 +202,12 @@ rt_call *rt_unfreed_calls(const rt_trace *t, size_t *n)
 	rt_leaks_free(lf);
 	size_t nl = rt_trace_call_count(live), k = 0;
 	rt_call *v = rt_xmalloc((nl ? nl : 1) * sizeof *v);
-	for (const rt_call *l = rt_trace_calls_const(live); nl--; l++)
-		if (l->kind == RT_CALL_ALLOC)
-			v[k++] = *l;
+	for (const rt_call *l = rt_trace_calls_const(live); nl--; l++) {
+		if (l->kind != RT_CALL_ALLOC)
+			continue;
+		v[k] = *l;
+		v[k++].args = c[l->args].args;
+	}
 	rt_trace_free(live);
 	*n = k;
 	return v;

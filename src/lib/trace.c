@@ -3,6 +3,7 @@
 #include "trace_int.h"
 #include "util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -447,6 +448,19 @@ bool rt_trace_is_bad_close(const rt_trace *t, const rt_call *c)
 {
 	const char *e = c->kind == RT_CALL_FREE ? rt_trace_call_arg(t, c, "error") : NULL;
 	return e && !strcmp(e, "EBADF") && rt_trace_res_is(t, c->res_type, "fd");
+}
+
+void rt_trace_fd_describe(const rt_trace *t, const rt_call *c, char *buf, size_t n)
+{
+	const char *path = rt_trace_call_arg(t, c, "path");
+	const char *dom = rt_trace_call_arg(t, c, "domain"), *type = rt_trace_call_arg(t, c, "type");
+	const char *fn = c->fn != RT_NONE ? rt_trace_str(t, c->fn) : "?";
+	if (path)
+		snprintf(buf, n, "%s", path);
+	else if (dom)
+		snprintf(buf, n, "<%s %s socket from %s>", dom, type ? type : "", fn);
+	else
+		snprintf(buf, n, "<%s>", fn);
 }
 
 void rt_trace_release_args(rt_trace *t, uint32_t id)

@@ -553,12 +553,90 @@ static void add_loss_records(bld *b)
 	free(r);
 }
 
+/* --- descriptors: protocol 5's FdBadClose and FdNotClosed --- */
+
+static bool has_fds(const rt_trace *t)
+{
+	for (size_t i = 1; i <= rt_trace_resource_count(t); i++)
+		if (rt_trace_res_is(t, (uint8_t)i, "fd"))
+			return true;
+	return false;
+}
+
+/* An error of its own context (counted once in <errorcounts>, after the
+ * heap errors). */
+static void add_fd_error(bld *b, ctx **c, size_t *nc, const char *kind, uint64_t fd,
+			 const char *path, const char *what, const rt_call *call)
+{
+	*c = rt_xrealloc(*c, (*nc + 1) * sizeof **c);
+	(*c)[*nc] = (ctx){0, SIZE_MAX - *nc, 1, b->unique};
+	++*nc;
+	uint32_t e = add_error(b, kind);
+	add_u64(b, e, "fd", fd);
+	if (path)
+		add(b, e, "path", path);
+	add(b, e, "what", what);
+	add_stack(b, e, doc_stack(b, call->fn, call->bt));
+}
+
+/* Closes of descriptors that were not open: "already closed" with the
+ * path the descriptor last had, else "never opened". */
+static void add_bad_closes(bld *b, ctx **c, size_t *nc)
+{
+	uint32_t *path = NULL; /* per descriptor: its last path's id + 1 */
+	size_t cap = 0;
+	for (size_t i = 0; i < rt_trace_call_count(b->t); i++) {
+		rt_call k = rt_trace_calls_const(b->t)[i];
+		if (!rt_trace_res_is(b->t, k.res_type, "fd") || k.res_id >= 1u << 20)
+			continue;
+		uint32_t known = k.res_id < cap && path[k.res_id] ? path[k.res_id] - 1 : RT_NONE;
+		const char *p = known == RT_NONE ? NULL : rt_trace_str(b->t, known);
+		if (rt_trace_is_bad_close(b->t, &k)) {
+			char *what = p ? rt_xasprintf("File descriptor %" PRIu64 ": %s is already closed", k.res_id, p)
+				       : rt_xasprintf("File descriptor %" PRIu64 " was never opened", k.res_id);
+			add_fd_error(b, c, nc, "FdBadClose", k.res_id, p, what, &k);
+			free(what);
+			continue;
+		}
+		const char *np = k.kind == RT_CALL_ALLOC ? rt_trace_call_arg(b->t, &k, "path") : NULL;
+		if (!np)
+			continue;
+		if (k.res_id >= cap) {
+			size_t old = cap;
+			rt_grow((void **)&path, &cap, k.res_id + 1, sizeof *path);
+			memset(path + old, 0, (cap - old) * sizeof *path);
+		}
+		path[k.res_id] = intern(b->t, np, strlen(np)) + 1;
+	}
+	free(path);
+}
+
+/* The descriptors left open at the end (the standard ones are not
+ * reported, as valgrind --track-fds=yes does not). */
+static void add_open_fds(bld *b, ctx **c, size_t *nc)
+{
+	size_t n;
+	rt_call *open = rt_unfreed_calls(b->t, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (!rt_trace_res_is(b->t, open[i].res_type, "fd") || open[i].res_id < 3)
+			continue;
+		char d[1024];
+		rt_trace_fd_describe(b->t, &open[i], d, sizeof d);
+		char *what = rt_xasprintf("Open file descriptor %" PRIu64 ": %s", open[i].res_id, d);
+		add_fd_error(b, c, nc, "FdNotClosed", open[i].res_id, rt_trace_call_arg(b->t, &open[i], "path"),
+			     what, &open[i]);
+		free(what);
+	}
+	free(open);
+}
+
 uint32_t rt_vgdoc_build(rt_trace *t, const rt_vgxml_write_opts *opts)
 {
 	const rt_leak_summary *s = rt_trace_leak_summary(t);
 	bld b = {t, opts, RT_NONE, 0, s && s->mode == RT_LEAK_CHECK_FULL};
 	b.root = rt_vg_add(t, RT_NONE, "valgrindoutput");
-	add(&b, b.root, "protocolversion", "4");
+	bool fds = has_fds(t); /* descriptors' errors are protocol 5's */
+	add(&b, b.root, "protocolversion", fds ? "5" : "4");
 	add(&b, b.root, "protocoltool", "memcheck");
 	add_process(&b);
 	add_status(&b, "RUNNING", true, 0);
@@ -568,9 +646,13 @@ uint32_t rt_vgdoc_build(rt_trace *t, const rt_vgxml_write_opts *opts)
 		c[i].unique = b.unique;
 		add_heap_error(&b, rt_trace_heap_error_at(t, c[i].first));
 	}
+	if (fds)
+		add_bad_closes(&b, &c, &nc);
 	uint64_t us = 0;
 	bool known = finish_us(t, &us);
 	add_status(&b, "FINISHED", known, us);
+	if (fds)
+		add_open_fds(&b, &c, &nc);
 	add_loss_records(&b);
 	add_errorcounts(&b, c, nc);
 	free(c);

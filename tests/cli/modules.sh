@@ -98,4 +98,22 @@ if command -v valgrind > /dev/null; then
   (cat rt.fds; printf '%s\n' $streams) | sort -n > rt.all
   check_same "descriptors open at exit differ from valgrind --track-fds=yes" vg.fds rt.all
 fi
+# Valgrind XML protocol 5: the bad close and the descriptors left open as
+# FdBadClose and FdNotClosed errors, read back by rtrace's own reader; an
+# allocation profile with the descriptors' events
+mkdir xml
+"$RTRACE" run -q -m memory,fd,file --xml-file=fds.xml -o xml -- "$P/tp_fds" > /dev/null 2>&1
+xmllint --noout fds.xml && ok || bad "fds.xml is not well-formed"
+grep -q '<protocolversion>5</protocolversion>' fds.xml && ok || bad "protocol 5 for descriptors"
+"$RTRACE" convert --to text fds.xml > fds.txt 2> fds.err && ok || bad "fds.xml reads back: $(cat fds.err)"
+[ "$(grep -c '^## error FdNotClosed' fds.txt)" = 3 ] && ok || bad "three FdNotClosed: $(grep '^## error' fds.txt)"
+[ "$(grep -c '^## error FdBadClose' fds.txt)" = 1 ] && ok || bad "one FdBadClose"
+grep -q '<fd>99</fd>' fds.xml && grep -q 'File descriptor 99 was never opened' fds.xml && ok || bad "bad close of 99"
+grep -q "<what>Open file descriptor $kept: /etc/hostname</what>" fds.xml && grep -q '<path>/etc/hostname</path>' fds.xml &&
+  ok || bad "the open file's path"
+[ "$(grep -c '<pair>' fds.xml)" = 4 ] && ok || bad "errorcounts: the four descriptor errors"
+"$RTRACE" convert --to callgrind -o fds.cg xml/tp_fds-*.rtrace
+grep -q '^events: .*FdAllocs FdUnfreed' fds.cg && ok || bad "descriptor events: $(grep '^events' fds.cg)"
+unf=$(callgrind_annotate --auto=no --show=FdUnfreed fds.cg | sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p')
+[ "$unf" = 3 ] && ok || bad "FdUnfreed total '$unf' = the 3 open descriptors"
 finish
