@@ -168,7 +168,11 @@ perl -0777 -pe 's/[^\n]*\z//' "$TMP/cut/p.cg" > "$TMP/cutnl/p.cg" # the complete
 (cd "$TMP/cutnl" && perl "$REF" --auto=no p.cg > "$TMP/cutnl.out" 2> /dev/null)
 (cd "$TMP/cut" && "$RTRACE" annotate --auto=no p.cg > "$TMP/cut.out" 2> "$TMP/cut.err") && ok ||
   bad "truncated: exit status $?"
-check_same "truncated: what was complete" "$TMP/cutnl.out" "$TMP/cut.out"
+# (sorted: cut anywhere, two functions may tie, which callgrind_annotate
+# orders by Perl's hash order in its function table)
+sort "$TMP/cutnl.out" > "$TMP/cutnl.sorted"
+sort "$TMP/cut.out" > "$TMP/cut.sorted"
+check_same "truncated: what was complete" "$TMP/cutnl.sorted" "$TMP/cut.sorted"
 grep -q '^rtrace: warning: p\.cg:[0-9]*:1: the input ends inside this line (truncated?)' "$TMP/cut.err" && ok ||
   bad "truncated: no warning: $(cat "$TMP/cut.err")"
 

@@ -79,6 +79,7 @@ int main(int argc, char **argv)
 	} else if (!std::strcmp(what, "interior")) {
 		char *volatile p = static_cast<char *>(std::malloc(16));
 		std::free(p + 8);
+		p = nullptr; /* no copy of the block's address left on the stack: lost */
 	} else if (!std::strcmp(what, "wild")) {
 		std::free(global_buf);
 	} else if (!std::strcmp(what, "heuristics")) {
