@@ -258,23 +258,57 @@ static inline size_t enc_bt(bfile *bf, bthread *t, uint64_t id, uint32_t n,
 	return enc_put(bf, t, &r);
 }
 
+/* The fields of a CALL, after the record type. */
+static inline void be_call_fields(benc *r, uint64_t index, uint64_t delta_ns, uint8_t kind,
+				  uint64_t fn, uint64_t res, uint64_t res_id, uint64_t size,
+				  uint64_t bt, uint64_t ctx)
+{
+	be_var(r, index);
+	be_var(r, delta_ns);
+	be_u8(r, kind);
+	be_var(r, fn);
+	be_var(r, res);
+	be_var(r, res_id);
+	if (kind == 1)
+		be_var(r, size);
+	be_var(r, bt);
+	be_var(r, ctx);
+}
+
 static inline size_t enc_call(bfile *bf, bthread *t, uint64_t index, uint64_t delta_ns,
 			      uint8_t kind, uint64_t fn, uint64_t res, uint64_t res_id,
 			      uint64_t size, uint64_t bt, uint64_t ctx)
 {
 	benc r = {0};
 	be_u8(&r, 8);
-	be_var(&r, index);
-	be_var(&r, delta_ns);
-	be_u8(&r, kind);
-	be_var(&r, fn);
-	be_var(&r, res);
-	be_var(&r, res_id);
-	if (kind == 1)
-		be_var(&r, size);
-	be_var(&r, bt);
-	be_var(&r, ctx);
+	be_call_fields(&r, index, delta_ns, kind, fn, res, res_id, size, bt, ctx);
 	return enc_put(bf, t, &r);
+}
+
+/* CALLA (format 1.2): a CALL, then the argument count n, then npairs
+ * (name, value) pairs from kv[0..2 * npairs - 1]. n is npairs in a valid
+ * record; another count makes a malformed one. */
+static inline size_t enc_calla_n(bfile *bf, bthread *t, uint64_t index, uint64_t delta_ns,
+				 uint8_t kind, uint64_t fn, uint64_t res, uint64_t res_id,
+				 uint64_t size, uint64_t bt, uint64_t ctx, uint64_t n,
+				 uint32_t npairs, const char *const *kv)
+{
+	benc r = {0};
+	be_u8(&r, 14);
+	be_call_fields(&r, index, delta_ns, kind, fn, res, res_id, size, bt, ctx);
+	be_var(&r, n);
+	for (uint32_t i = 0; i < 2 * npairs; i++)
+		be_str(&r, kv[i]);
+	return enc_put(bf, t, &r);
+}
+
+static inline size_t enc_calla(bfile *bf, bthread *t, uint64_t index, uint64_t delta_ns,
+			       uint8_t kind, uint64_t fn, uint64_t res, uint64_t res_id,
+			       uint64_t size, uint64_t bt, uint64_t ctx, uint32_t nargs,
+			       const char *const *kv)
+{
+	return enc_calla_n(bf, t, index, delta_ns, kind, fn, res, res_id, size, bt, ctx, nargs,
+			   nargs, kv);
 }
 
 static inline size_t enc_end(bfile *bf, bthread *t, uint64_t calls)

@@ -87,6 +87,23 @@ rm -f ./*.rtrace
 check_same "closeall: output differs under rtrace" plain2.out traced2.out
 [ ! -s err ] && ok || bad "closeall: tracer complained: $(cat err)"
 "$RTRACE" postproc -l -i "$(ls tp_fds-*.rtrace | head -1)" | grep -q '\$path = /etc/hostname' && ok || bad "closeall: the open after it was not traced"
+# the program closing the trace file's descriptor behind the tracer's back
+# (the raw close system call, which no interposer sees): the tracer
+# reopens the trace by path and says so once; the trace stays readable and
+# holds the open made after it
+rm -f ./*.rtrace
+"$P/tp_fds" rawclose > plain3.out 2>&1; prc=$?
+"$RTRACE" run -q -m fd -o "$TMP" -- "$P/tp_fds" rawclose > traced3.out 2> err3; trc=$?
+[ $prc -eq 5 ] && [ $trc -eq $prc ] && ok || bad "rawclose: exit status $trc traced, $prc plain"
+check_same "rawclose: output differs under rtrace" plain3.out traced3.out
+[ "$(wc -l < err3)" = 1 ] && [ "$(grep -c "^rtrace: the program closed the trace file's descriptor [0-9]*; the trace goes on through descriptor [0-9]*\$" err3)" = 1 ] &&
+  ok || bad "rawclose: not one message about the reopened trace: $(cat err3)"
+t=$(ls tp_fds-*.rtrace | head -1)
+"$RTRACE" postproc -l -i "$t" > raw.txt 2> raw.err; rrc=$?
+[ $rrc -eq 0 ] && [ ! -s raw.err ] && ok || bad "rawclose: trace reads with status $rrc: $(head -3 raw.err)"
+fd=$(sed -n 's/^rawclose open=\([0-9]*\)$/\1/p' plain3.out)
+[ -n "$fd" ] && grep -A1 -E "^[0-9]+\. .*\] open(<fd>)?\(1\) = 0x$(hex "$fd")\$" raw.txt | grep -qE '^\s+\$path = /etc/hostname$' &&
+  ok || bad "rawclose: the open after the raw closes is not in the trace: $(grep -A2 -E '^[0-9]+\. ' raw.txt)"
 if command -v valgrind > /dev/null; then
   # descriptors open at exit: rtrace's are valgrind's, less those under
   # the leaked streams (which rtrace reports as streams)

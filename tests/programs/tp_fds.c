@@ -1,7 +1,9 @@
 /* Leaks and releases descriptors, streams, mappings and shared memory in
  * a known way, and prints the numbers and errno it got, so that a traced
  * run can be compared with a plain one. "exec PROGRAM" ends by exec'ing
- * PROGRAM with one close-on-exec and one inherited descriptor open. */
+ * PROGRAM with one close-on-exec and one inherited descriptor open;
+ * "rawclose" closes every descriptor above 2 with the raw system call,
+ * which no interposer sees (the tracer's own included), then leaks one. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -12,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/shm.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static void descriptors(void)
@@ -79,6 +82,13 @@ int main(int argc, char **argv)
 			ebadf += close(fd) < 0 && errno == EBADF;
 		printf("closeall ebadf=%d open=%d\n", ebadf, open("/etc/hostname", O_RDONLY));
 		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "rawclose")) { /* behind libc's back */
+		for (int fd = 3; fd < 1024; fd++)
+			syscall(SYS_close, fd);
+		int fd = open("/etc/hostname", O_RDONLY);         /* leaked */
+		printf("rawclose open=%d\n", fd);
+		return fd >= 0 ? 5 : 1;
 	}
 	descriptors();
 	streams();

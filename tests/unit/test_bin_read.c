@@ -1102,6 +1102,223 @@ static void error_keeps_a_prefix_across_threads(void **state)
 	be_free(&bf.f);
 }
 
+/* --- call arguments (CALLA records, format 1.2) --- */
+
+enum { RES_FD = 2, FN_OPEN = 23, FN_CLOSE = 24 };
+
+static const char *const one_arg[] = {"path", "/etc/hostname"};
+/* a value with spaces (inside and at both ends), an empty one, one
+ * looking like another argument line */
+static const char *const many_args[] = {
+	"path", " /tmp/a file  with spaces ", "flags", "0x241", "mode", "", "note", "x = y",
+};
+static const char *const ebadf_arg[] = {"error", "EBADF"};
+
+/* The preamble, the fd type, open and close, and the calls 1 and 2 (a
+ * CALL and a CALLA) on one thread in one chunk. */
+static void args_trace(bfile *bf, bthread *a)
+{
+	bf_init(bf, 4096, 1);
+	*a = bf_thread(100);
+	preamble(bf, a, 0);
+	enc_resource(bf, a, RES_FD, "fd", "file descriptor", 0);
+	enc_function(bf, a, FN_OPEN, "open");
+	enc_function(bf, a, FN_CLOSE, "close");
+	enc_call(bf, a, 1, 0, ALLOC, FN_MALLOC, 1, 0x1000, 16, 0, 0);
+	enc_calla(bf, a, 2, 0, ALLOC, FN_OPEN, RES_FD, 3, 1, 0, 0, 1, one_arg);
+}
+
+/* Call c has exactly the n (name, value) pairs kv, in order. */
+static void check_args(const rt_trace *t, const rt_call *c, uint32_t n, const char *const *kv)
+{
+	assert_int_not_equal(c->args, RT_NONE);
+	assert_int_equal(rt_trace_args_len(t, c->args), n);
+	const rt_kv *a = rt_trace_args_at(t, c->args);
+	assert_non_null(a);
+	for (uint32_t i = 0; i < n; i++) {
+		assert_string_equal(a[i].key, kv[2 * i]);
+		assert_string_equal(a[i].value, kv[2 * i + 1]);
+		const char *v = rt_trace_call_arg(t, c, kv[2 * i]);
+		assert_non_null(v);
+		assert_string_equal(v, kv[2 * i + 1]);
+	}
+}
+
+static void check_arg_calls(const rt_trace *t, const rt_call *c)
+{
+	assert_int_equal(c[0].args, RT_NONE); /* a CALL: no arguments */
+	assert_null(rt_trace_call_arg(t, &c[0], "path"));
+	assert_string_equal(rt_trace_str(t, c[1].fn), "open");
+	assert_true(rt_trace_res_is(t, c[1].res_type, "fd"));
+	assert_int_equal(c[1].kind, RT_CALL_ALLOC);
+	assert_int_equal(c[1].res_id, 3);
+	assert_int_equal(c[1].size, 1);
+	check_args(t, &c[1], 1, one_arg);
+	assert_null(rt_trace_call_arg(t, &c[1], "flags"));
+	check_args(t, &c[2], 4, many_args);
+	assert_int_equal(c[2].res_id, 4);
+	assert_true(c[1].args != c[2].args);
+	assert_null(rt_trace_call_arg(t, &c[2], "nosuch"));
+	assert_int_equal(c[3].args, RT_NONE); /* arguments do not carry over */
+	assert_int_equal(c[4].kind, RT_CALL_FREE);
+	assert_int_equal(c[4].res_id, 99);
+	check_args(t, &c[4], 1, ebadf_arg);
+	assert_true(rt_trace_is_bad_close(t, &c[4]));
+	assert_false(rt_trace_is_bad_close(t, &c[1]));
+}
+
+/* CALL and CALLA records with 1 and 4 arguments: the calls have exactly
+ * those, whether delivered or appended. */
+static void call_arguments(void **state)
+{
+	(void)state;
+	bfile bf;
+	bthread a;
+	args_trace(&bf, &a);
+	enc_calla(&bf, &a, 3, 0, ALLOC, FN_OPEN, RES_FD, 4, 1, 0, 0, 4, many_args);
+	enc_call(&bf, &a, 4, 0, ALLOC, FN_MALLOC, 1, 0x2000, 16, 0, 0);
+	enc_calla(&bf, &a, 5, 0, FREE, FN_CLOSE, RES_FD, 99, 0, 0, 0, 1, ebadf_arg);
+	enc_end(&bf, &a, 5);
+	bf_finish(&bf);
+	rt_trace *t = rt_trace_new();
+	seen s = {0};
+	read_ok(t, &bf, 0, &s);
+	assert_int_equal(s.n, 5);
+	assert_int_equal(s.nwarn, 0);
+	check_arg_calls(t, s.calls);
+	seen_free(&s);
+	rt_trace_free(t);
+
+	t = rt_trace_new();
+	read_ok(t, &bf, 0, NULL);
+	assert_int_equal(rt_trace_call_count(t), 5);
+	check_arg_calls(t, rt_trace_calls(t));
+	rt_trace_free(t);
+	be_free(&bf.f);
+}
+
+/* 64 arguments, the most a CALLA holds. */
+static void call_arguments_at_most_64(void **state)
+{
+	(void)state;
+	char buf[2 * 64][16];
+	const char *kv[2 * 64];
+	for (int i = 0; i < 64; i++) {
+		snprintf(buf[2 * i], sizeof buf[0], "arg%d", i);
+		snprintf(buf[2 * i + 1], sizeof buf[0], "v %d", i * 7);
+		kv[2 * i] = buf[2 * i];
+		kv[2 * i + 1] = buf[2 * i + 1];
+	}
+	bfile bf;
+	bthread a;
+	args_trace(&bf, &a);
+	enc_calla(&bf, &a, 3, 0, ALLOC, FN_OPEN, RES_FD, 4, 1, 0, 0, 64, kv);
+	rt_trace *t = rt_trace_new();
+	seen s = {0};
+	read_ok(t, &bf, 0, &s);
+	assert_int_equal(s.n, 3);
+	check_args(t, &s.calls[2], 64, kv);
+	seen_free(&s);
+	rt_trace_free(t);
+	be_free(&bf.f);
+}
+
+/* A file cut inside a CALLA (its call fields or its arguments): an error
+ * at the record's offset, the calls before it delivered. */
+static void call_arguments_cut(void **state)
+{
+	(void)state;
+	bfile bf;
+	bthread a;
+	args_trace(&bf, &a);
+	size_t at = enc_calla(&bf, &a, 3, 0, ALLOC, FN_OPEN, RES_FD, 4, 1, 0, 0, 4, many_args);
+	size_t len = bf.last_len;
+	enc_call(&bf, &a, 4, 0, ALLOC, FN_MALLOC, 1, 0x2000, 16, 0, 0);
+	bf_finish(&bf);
+	/* the arguments: the count (one byte) and the strings at the end */
+	size_t args = 1;
+	for (size_t i = 0; i < sizeof many_args / sizeof *many_args; i++)
+		args += 1 + strlen(many_args[i]);
+	assert_true(args < len);
+	for (size_t cut = at + 1; cut < at + len; cut++)
+		expect_error(&bf, cut, at, "rest of the CALLA record starting here, found end of file", 2);
+	/* cut after it: call 3 is whole */
+	rt_trace *t = rt_trace_new();
+	seen s = {0};
+	rt_diag err;
+	assert_int_equal(read_len(t, &bf, at + len, 0, &s, &err), -1);
+	assert_int_equal(s.n, 3);
+	check_args(t, &s.calls[2], 4, many_args);
+	seen_free(&s);
+	rt_trace_free(t);
+	be_free(&bf.f);
+}
+
+/* A CALLA with a raw tail after its call fields and count n. */
+static size_t calla_raw(bfile *bf, bthread *a, uint64_t n, const void *tail, size_t len)
+{
+	benc r = {0};
+	be_u8(&r, 14);
+	be_call_fields(&r, 3, 0, ALLOC, FN_OPEN, RES_FD, 4, 1, 0, 0);
+	be_var(&r, n);
+	be_bytes(&r, tail, len);
+	return enc_put(bf, a, &r);
+}
+
+/* Argument counts the record does not hold, or out of 1 to 64: errors at
+ * the CALLA's offset, the calls before it delivered. */
+static void call_arguments_bad_count(void **state)
+{
+	(void)state;
+	static const struct {
+		uint64_t n;
+		uint32_t pairs;
+		const char *err;
+	} cases[] = {
+		{0, 0, "1 to 64 arguments in the CALLA record, found 0"},
+		{0, 1, "1 to 64 arguments in the CALLA record, found 0"},
+		{65, 65, "1 to 64 arguments in the CALLA record, found 65"},
+		{UINT64_MAX, 1, "1 to 64 arguments in the CALLA record, found 18446744073709551615"},
+		{3, 2, "CALLA record starting here to end within its chunk's used bytes"},
+		{64, 1, "CALLA record starting here to end within its chunk's used bytes"},
+	};
+	char buf[2 * 65][16];
+	const char *kv[2 * 65];
+	for (int i = 0; i < 2 * 65; i++) {
+		snprintf(buf[i], sizeof buf[0], "%c%d", i % 2 ? 'v' : 'k', i / 2);
+		kv[i] = buf[i];
+	}
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		bfile bf;
+		bthread a;
+		args_trace(&bf, &a);
+		size_t at = enc_calla_n(&bf, &a, 3, 0, ALLOC, FN_OPEN, RES_FD, 4, 1, 0, 0, cases[i].n,
+					cases[i].pairs, kv);
+		bf_finish(&bf);
+		expect_error(&bf, bf.f.len, at, cases[i].err, 2);
+		be_free(&bf.f);
+	}
+	/* a name or value longer than the record */
+	static const struct {
+		const char *tail;
+		size_t len;
+	} raw[] = {
+		{"\x04path\x80\x80\x80\x80\x80\x80\x80\x80\x7f/etc", 17}, /* value length 2^63 - 1 */
+		{"\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 10},          /* name length 2^64 - 1 */
+		{"\x04path\x05/etc", 10},                                  /* value one byte short */
+		{"\x04path", 5},                                           /* no value */
+	};
+	for (size_t i = 0; i < sizeof raw / sizeof *raw; i++) {
+		bfile bf;
+		bthread a;
+		args_trace(&bf, &a);
+		size_t at = calla_raw(&bf, &a, 1, raw[i].tail, raw[i].len);
+		bf_finish(&bf);
+		expect_error(&bf, bf.f.len, at, "CALLA record starting here to end within its chunk's used bytes", 2);
+		be_free(&bf.f);
+	}
+}
+
 /* --- truncation at every byte offset --- */
 
 typedef struct crec {
@@ -1335,6 +1552,10 @@ int main(void)
 		cmocka_unit_test(error_keeps_a_prefix_across_threads),
 		cmocka_unit_test(truncation_at_every_offset),
 		cmocka_unit_test(short_copy_warns),
+		cmocka_unit_test(call_arguments),
+		cmocka_unit_test(call_arguments_at_most_64),
+		cmocka_unit_test(call_arguments_cut),
+		cmocka_unit_test(call_arguments_bad_count),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
