@@ -35,6 +35,10 @@ static struct {
 	void *(*mremap)(void *, size_t, size_t, int, ...);
 } real;
 
+/* Set once the table was full: mappings were recorded that it does not
+ * hold, so an unmap it knows nothing of may be one of theirs. */
+static bool overflowed;
+
 static void remember(uintptr_t lo, uintptr_t hi, uint64_t bt)
 {
 	for (size_t i = 0; i < MAPS_MAX; i++)
@@ -42,6 +46,7 @@ static void remember(uintptr_t lo, uintptr_t hi, uint64_t bt)
 			maps[i] = (map){lo, hi, bt};
 			return;
 		}
+	overflowed = true;
 }
 
 /* Takes [lo, hi) out of the recorded mappings: each mapping it touches is
@@ -62,7 +67,10 @@ static void cut(uintptr_t lo, uintptr_t hi, unsigned fn)
 		if (gone[n - 1].hi > hi)
 			remember(hi, gone[n - 1].hi, gone[n - 1].bt);
 	}
+	bool unknown = !n && overflowed;
 	pthread_mutex_unlock(&maps_lock);
+	if (unknown) /* released whole, as the table cannot tell the parts */
+		rt_mod_put(0, KIND_FREE, fn, RES, lo, 0, 0, NULL, 0);
 	for (size_t i = 0; i < n; i++) {
 		rt_mod_put(0, KIND_FREE, fn, RES, gone[i].lo, 0, 0, NULL, 0);
 		if (gone[i].lo < lo)

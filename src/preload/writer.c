@@ -190,6 +190,8 @@ static int trace_fd(void)
 		rt_disable("cannot reopen the trace file", errno);
 		return -1;
 	}
+	if (lost >= 0 && lost != own_fd)
+		hide(lost, false); /* the program's again: its close must work */
 	if (lost >= 0 && !atomic_exchange(&moved_once, 1)) {
 		char msg[160];
 		int n = snprintf(msg, sizeof msg, "rtrace: the program closed the trace file's descriptor %d; "

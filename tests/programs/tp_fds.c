@@ -3,7 +3,9 @@
  * run can be compared with a plain one. "exec PROGRAM" ends by exec'ing
  * PROGRAM with one close-on-exec and one inherited descriptor open;
  * "rawclose" closes every descriptor above 2 with the raw system call,
- * which no interposer sees (the tracer's own included), then leaks one. */
+ * which no interposer sees (the tracer's own included), then leaks one;
+ * "manymaps" maps and unmaps more pages than the mmap module's table
+ * holds at once. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -89,6 +91,17 @@ int main(int argc, char **argv)
 		int fd = open("/etc/hostname", O_RDONLY);         /* leaked */
 		printf("rawclose open=%d\n", fd);
 		return fd >= 0 ? 5 : 1;
+	}
+	if (argc > 1 && !strcmp(argv[1], "manymaps")) {
+		enum { N = 5000 };
+		static void *m[N];
+		int unmapped = 0;
+		for (int i = 0; i < N; i++)
+			m[i] = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		for (int i = 0; i < N; i++)
+			unmapped += m[i] != MAP_FAILED && munmap(m[i], 4096) == 0;
+		printf("manymaps unmapped=%d\n", unmapped);
+		return 0;
 	}
 	descriptors();
 	streams();
