@@ -199,7 +199,8 @@ int cg_read_mem(cg_profile *p, const char *buf, size_t len, const char *name,
 /* --- writer --- */
 
 typedef struct cg_write_opts {
-	bool no_compress_names; /* full names on every line (--compress-strings=no) */
+	bool no_compress_names; /* full names on every line (--compress-strings=no),
+				   but for names that start like an id, "(1)..." */
 	bool no_compress_pos;   /* absolute subpositions (--compress-pos=no) */
 	bool lines_only;        /* leave instruction addresses out */
 } cg_write_opts;

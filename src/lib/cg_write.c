@@ -115,7 +115,10 @@ static void spec(writer *w, const char *key, enum cg_kind kind, uint32_t id)
 	rt_out_str(o, key);
 	rt_out_ch(o, '=');
 	const char *name = cg_profile_name(w->p, kind, id);
-	if (w->o->no_compress_names || !name || !*name) { /* "(n)" alone is a reference */
+	/* "(n)" alone is a reference; a name that starts like one is only
+	 * written safely after its id */
+	bool like_id = name && name[0] == '(' && name[1] >= '0' && name[1] <= '9';
+	if ((w->o->no_compress_names && !like_id) || !name || !*name) {
 		rt_out_str(o, name ? name : "");
 		rt_out_ch(o, '\n');
 		return;
