@@ -224,7 +224,7 @@ typedef struct cg_trace_opts {
 	const char *cmd;  /* cmd: line; NULL: the trace's process name */
 } cg_trace_opts;
 
-/* An allocation profile of trace t (src/lib/cg_trace.c): per resource
+/* An allocation profile of trace t (src/lib/callgrind/cg_trace.c): per resource
  * type, events for its allocation calls, their sizes and, the leaks
  * (leak verdicts: definitely and indirectly lost blocks; without
  * verdicts: what is still allocated at the end of the trace). Self cost

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "rtrace/vgxml.h"
-#include "trace_int.h"
+#include "model/trace_int.h"
 
 /* ---- helpers ---- */
 

@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "out.h"
+#include "util/out.h"
 #include "rtrace/heapcheck.h"
 #include "rtrace/vgxml.h"
-#include "vgxml_write_int.h"
+#include "vgxml/vgxml_write_int.h"
 
 /* --- parsing back --- */
 

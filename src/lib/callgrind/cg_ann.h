@@ -1,0 +1,118 @@
+/* callgrind_annotate's view of a profile, shared by the report's parts
+ * (cg_annotate.c: header, totals, functions and trees; cg_annotate_src.c:
+ * annotated source files).
+ *
+ * callgrind_annotate keys everything by "file:function" strings, where the
+ * file is the one the code comes from (fi=/fe= included) with the current
+ * directory stripped; costs are arrays whose trailing entries may be
+ * undefined (printed "."), which is what `given` counts. */
+#ifndef RT_CG_ANN_H
+#define RT_CG_ANN_H
+
+#include "callgrind/cg_int.h"
+#include "util/out.h"
+
+typedef struct ann_cc {
+	uint64_t *v; /* W values */
+	uint32_t given;
+} ann_cc;
+
+/* A "file:function" row; the string is not stored: ann_name_cmp()
+ * compares and ann_name_print() prints the two parts joined. */
+typedef struct ann_name {
+	uint32_t file;     /* display file id */
+	uint32_t fn;       /* function name id */
+	ann_cc tot;        /* the function table's entry */
+	ann_cc cfn;        /* cost of the calls to it */
+	bool has_tot, has_cfn, has_obj;
+	uint32_t obj; /* object name id of the last fn= naming it */
+	uint64_t obj_stamp;
+	uint32_t callers, callees; /* first pair in the lists */
+} ann_name;
+
+typedef struct ann_pair {
+	uint32_t caller, callee;
+	uint32_t next_caller, next_callee; /* lists by callee / by caller */
+	ann_cc cc;
+	uint64_t count;
+} ann_pair;
+
+/* Calls from a caller to a callee at one line; chained per (caller, line). */
+typedef struct ann_pline {
+	uint32_t caller, callee, pair, next;
+	uint64_t line;
+	ann_cc cc;
+	uint64_t count;
+} ann_pline;
+
+typedef struct ann_line {
+	uint32_t file;
+	uint64_t line;
+	ann_cc cc;
+	uint32_t func; /* first caller with a call on this line, or CG_NONE */
+	uint32_t plines; /* that caller's calls on this line (first ann_pline) */
+	bool listed; /* a cost line was here (not only calls) */
+} ann_line;
+
+typedef struct ann {
+	const cg_profile *p;
+	const cg_annotate_opts *o;
+	rt_arena arena;
+	cg_pool pool;
+	rt_out out;
+	uint32_t W; /* cost slots */
+
+	/* columns: the raw events by slot, then derived ones asked for */
+	uint32_t ncols;
+	uint32_t *col_ev;
+	uint32_t *show, nshow;
+	uint32_t *sort, nsort;
+	double *thr;
+	const char **thr_str;
+	double single_thr;
+	bool percs;
+
+	rt_strtab files;
+	uint32_t *fstrip, *fraw; /* model file id -> display file id */
+
+	ann_name *names;
+	size_t nnames, cnames;
+	cg_index name_ix;
+	ann_pair *pairs;
+	size_t npairs, cpairs;
+	cg_index pair_ix;
+	ann_pline *plines;
+	size_t nplines, cplines;
+	cg_index pline_ix;
+	ann_line *lines;
+	size_t nlines, clines;
+	cg_index line_ix;
+
+	ann_cc summary;
+	bool calculated;
+} ann;
+
+const ann_line *ann_line_find(const ann *a, uint32_t file, uint64_t line);
+/* Value of column c of cc; *def: whether it is defined. */
+uint64_t ann_col(const ann *a, const ann_cc *cc, uint32_t c, bool *def);
+/* Column widths (a->ncols values) for the given CCs. */
+void ann_widths_init(const ann *a, uint32_t *w);
+void ann_widths_add(const ann *a, uint32_t *w, const ann_cc *cc);
+void ann_print_cc(ann *a, const ann_cc *cc, const uint32_t *w);
+void ann_print_events(ann *a, const uint32_t *w);
+/* callgrind_annotate's mycmp: by the sort events, biggest first. */
+int ann_cmp_cc(const ann *a, const ann_cc *x, const ann_cc *y);
+void ann_cc_add(ann *a, ann_cc *dst, const uint64_t *v, uint32_t given);
+/* Names ordered as Perl's cmp orders the joined strings. */
+int ann_name_cmp(const ann *a, uint32_t x, uint32_t y);
+void ann_name_print(ann *a, uint32_t name);
+/* Digits grouped by three ("1,234,567"). */
+void ann_commify(rt_out *o, uint64_t v);
+
+#define ANN_FANCY "--------------------------------------------------------------------------------\n"
+
+/* The --auto=yes and user-named source files, with their costs per line.
+ * tfiles: display file ids of the functions printed (repeats allowed). */
+void ann_sources(ann *a, const uint32_t *tfiles, size_t ntfiles);
+
+#endif

@@ -1,0 +1,412 @@
+/* An allocation profile of an rtrace trace, in the Callgrind model: what
+ * KCachegrind and callgrind_annotate show of a CPU profile, shown of
+ * resources: who allocates, how much, and what leaks, through the call
+ * graph.
+ *
+ * Events, per resource type ("memory" unprefixed, others prefixed by
+ * their type in CamelCase, e.g. FileDescriptorAllocs):
+ *   Allocs        allocation calls
+ *   Bytes / Size  their sizes (other types: only when some size is not 1)
+ *   Leaks, LeakedBytes      with leak verdicts (memory of `rtrace run`,
+ *                           Valgrind XML): definitely and indirectly lost
+ *   Unfreed, UnfreedBytes   without: still allocated at the trace's end
+ *
+ * Costs are first summed per backtrace; each backtrace then gives its
+ * cost to its innermost frame (the allocation site, self cost) and to
+ * each distinct (caller position, callee) edge along it once (calls=,
+ * inclusive cost), so recursion does not count a stack twice on one
+ * edge. A frame's inlined functions are functions of their own, the
+ * inner called by the outer at the line it was inlined at. */
+#include "callgrind/cg_int.h"
+#include "rtrace/filter.h"
+#include "rtrace/heapcheck.h"
+#include "rtrace/rtrace.h"
+#include "rtrace/trace.h"
+#include "vgxml/vgxml_write_int.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { EV_ALLOCS, EV_SIZE, EV_LEAKS, EV_LEAKED, EV_PER_TYPE };
+
+typedef struct builder {
+	rt_trace *t;
+	cg_profile *p;
+	const cg_trace_opts *o;
+	bool verdicts;
+	uint32_t slot[RT_MAX_RESOURCES + 1][EV_PER_TYPE]; /* by res_type; CG_NONE: none */
+	uint32_t nslots;
+	uint64_t *cost;  /* per backtrace (+1: calls without one), nslots each */
+	uint64_t *count; /* calls= count per backtrace */
+	uint32_t nbt;
+	uint32_t unknown[3]; /* "???" per kind */
+} builder;
+
+/* A frame's function: one trace frame is one or more of them (inlining). */
+typedef struct vframe {
+	uint32_t fn;   /* cg_fn */
+	uint64_t addr, line;
+} vframe;
+
+/* --- events --- */
+
+static bool is_memory(const rt_trace *t, uint8_t res_type)
+{
+	const rt_resource *r = rt_trace_resource_get(t, res_type);
+	return !r || !strcmp(r->type, "memory");
+}
+
+/* "file descriptor" -> "FileDescriptor": event names are letters and
+ * digits only. */
+static void camel(const char *type, char *buf, size_t n)
+{
+	size_t k = 0;
+	bool up = true;
+	for (const char *s = type; *s && k + 1 < n; s++) {
+		if (!isalnum((unsigned char)*s)) {
+			up = true;
+			continue;
+		}
+		buf[k++] = up ? (char)toupper((unsigned char)*s) : *s;
+		up = false;
+	}
+	buf[k] = '\0';
+}
+
+/* Memory (res_type 0: untyped calls, which the text protocol's memory
+ * traces may have) shares one set of events. */
+static uint8_t type_key(const rt_trace *t, uint8_t res_type)
+{
+	return is_memory(t, res_type) ? 0 : res_type;
+}
+
+static void add_event(builder *b, uint8_t key, int which, const char *name, const char *long_name)
+{
+	char prefix[64] = "", full[128];
+	const rt_resource *r = key ? rt_trace_resource_get(b->t, key) : NULL;
+	if (r)
+		camel(r->type, prefix, sizeof prefix);
+	snprintf(full, sizeof full, "%s%s", prefix, name);
+	uint32_t ev = cg_event_get(b->p, full, strlen(full));
+	cg_event_make_raw(b->p, ev);
+	char *ln = rt_xasprintf("%s%s%s", r ? r->type : "", r ? ": " : "", long_name);
+	b->p->events[ev].long_name = rt_arena_strndup(&b->p->arena, ln, strlen(ln));
+	free(ln);
+	b->slot[key][which] = b->p->events[ev].slot;
+}
+
+/* The events of the resource types the trace allocates (memory also
+ * when it only has leak verdicts, as a Valgrind XML report). */
+static void define_events(builder *b)
+{
+	bool used[RT_MAX_RESOURCES + 1] = {false}, sized[RT_MAX_RESOURCES + 1] = {false};
+	const rt_call *c = rt_trace_calls_const(b->t);
+	for (size_t i = 0; i < rt_trace_call_count(b->t); i++) {
+		if (c[i].kind != RT_CALL_ALLOC || c[i].res_type > RT_MAX_RESOURCES)
+			continue;
+		uint8_t k = type_key(b->t, c[i].res_type);
+		used[k] = true;
+		sized[k] |= c[i].size != 1;
+	}
+	for (uint8_t k = 0; k <= RT_MAX_RESOURCES; k++)
+		for (int e = 0; e < EV_PER_TYPE; e++)
+			b->slot[k][e] = CG_NONE;
+	if (!used[0] && !b->verdicts)
+		used[0] = !rt_trace_call_count(b->t); /* an empty trace: memory's events, zero */
+	for (uint8_t k = 0; k <= RT_MAX_RESOURCES; k++) {
+		bool leaks = k == 0 && b->verdicts;
+		if (!used[k] && !leaks)
+			continue;
+		if (used[k])
+			add_event(b, k, EV_ALLOCS, "Allocs", "allocation calls");
+		if (used[k] && (k == 0 || sized[k]))
+			add_event(b, k, EV_SIZE, k ? "Size" : "Bytes", k ? "allocated size" : "allocated bytes");
+		if (leaks) {
+			add_event(b, k, EV_LEAKS, "Leaks", "leaked blocks (definitely and indirectly lost)");
+			add_event(b, k, EV_LEAKED, "LeakedBytes", "leaked bytes (definitely and indirectly lost)");
+		} else {
+			add_event(b, k, EV_LEAKS, "Unfreed", "not released by the end of the trace");
+			if (k == 0 || sized[k])
+				add_event(b, k, EV_LEAKED, k ? "UnfreedSize" : "UnfreedBytes",
+					  "size not released by the end of the trace");
+		}
+	}
+	b->nslots = cg_profile_slots(b->p);
+}
+
+/* --- costs per backtrace --- */
+
+static uint64_t *bt_cost(builder *b, uint32_t bt)
+{
+	return &b->cost[(size_t)(bt == RT_NONE || bt >= b->nbt ? b->nbt : bt) * b->nslots];
+}
+
+static void add(builder *b, uint32_t bt, uint8_t key, int which, uint64_t v)
+{
+	uint32_t s = b->slot[key][which];
+	if (s != CG_NONE)
+		bt_cost(b, bt)[s] += v;
+}
+
+static void sum_calls(builder *b)
+{
+	const rt_call *c = rt_trace_calls_const(b->t);
+	for (size_t i = 0; i < rt_trace_call_count(b->t); i++) {
+		if (c[i].kind != RT_CALL_ALLOC || c[i].res_type > RT_MAX_RESOURCES)
+			continue;
+		uint8_t k = type_key(b->t, c[i].res_type);
+		add(b, c[i].bt, k, EV_ALLOCS, 1);
+		add(b, c[i].bt, k, EV_SIZE, c[i].size);
+		b->count[c[i].bt == RT_NONE || c[i].bt >= b->nbt ? b->nbt : c[i].bt]++;
+	}
+}
+
+/* Leaks: the verdicts' lost blocks (memory), the unfreed allocations of
+ * the other types (of every type without verdicts). */
+static void sum_leaks(builder *b)
+{
+	for (size_t i = 0; b->verdicts && i < rt_trace_leak_count(b->t); i++) {
+		const rt_leak *l = rt_trace_leak_at(b->t, i);
+		if (l->kind != RT_LEAK_DEFINITE && l->kind != RT_LEAK_INDIRECT)
+			continue;
+		uint64_t blocks = l->blocks ? l->blocks : 1;
+		add(b, l->bt, 0, EV_LEAKS, blocks);
+		add(b, l->bt, 0, EV_LEAKED, l->size);
+		uint32_t bt = l->bt == RT_NONE || l->bt >= b->nbt ? b->nbt : l->bt;
+		if (!b->count[bt])
+			b->count[bt] = blocks; /* a stack known by its leaks only */
+	}
+	size_t n;
+	rt_call *c = rt_unfreed_calls(b->t, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (c[i].res_type > RT_MAX_RESOURCES)
+			continue;
+		uint8_t k = type_key(b->t, c[i].res_type);
+		if (k == 0 && b->verdicts)
+			continue;
+		add(b, c[i].bt, k, EV_LEAKS, 1);
+		add(b, c[i].bt, k, EV_LEAKED, c[i].size);
+	}
+	free(c);
+}
+
+/* --- frames --- */
+
+static uint32_t name_of(builder *b, enum cg_kind kind, uint32_t str)
+{
+	if (str == RT_NONE)
+		return b->unknown[kind];
+	const char *s = rt_trace_str(b->t, str);
+	return cg_intern(b->p, kind, s, strlen(s));
+}
+
+static uint32_t address_name(builder *b, uint64_t addr)
+{
+	char buf[32];
+	int n = snprintf(buf, sizeof buf, "0x%016" PRIx64, addr);
+	return cg_intern(b->p, CG_FUNCTION, buf, (size_t)n);
+}
+
+static uint32_t fn_of(builder *b, uint32_t object, uint32_t file, uint32_t name)
+{
+	uint32_t fn = cg_fn_get(b->p, object, file, name);
+	cg_code_get(b->p, 0, fn, file);
+	return fn;
+}
+
+/* The functions of trace frame f, innermost first, appended to *v. */
+static void frame_functions(builder *b, const rt_frame *f, vframe **v, size_t *n, size_t *cap)
+{
+	uint64_t addr = b->o->instr ? f->addr : 0;
+	rt_frame_info fi;
+	if (rt_trace_frame_info(b->t, f, &fi) && fi.n) {
+		uint32_t ob = name_of(b, CG_OBJECT, fi.module);
+		for (uint32_t k = 0; k < fi.n; k++) {
+			const rt_srcloc *l = &fi.locs[k];
+			uint32_t name = l->fn == RT_NONE ? address_name(b, f->addr) : name_of(b, CG_FUNCTION, l->fn);
+			vframe vf = {fn_of(b, ob, name_of(b, CG_FILE, l->file), name), addr, l->line};
+			RT_PUSH(*v, *n, *cap, vf);
+		}
+		return;
+	}
+	rt_vg_frame_text ft;
+	rt_vg_parse_frame_text(f->text == RT_NONE ? NULL : rt_trace_str(b->t, f->text), &ft);
+	const char *mod = ft.obj ? NULL : rt_trace_module_at(b->t, f->addr);
+	uint32_t ob = ft.obj ? cg_intern(b->p, CG_OBJECT, ft.obj, ft.obj_len)
+		      : mod ? cg_intern(b->p, CG_OBJECT, mod, strlen(mod))
+			    : b->unknown[CG_OBJECT];
+	uint32_t fl = ft.path ? cg_intern(b->p, CG_FILE, ft.path, ft.path_len) : b->unknown[CG_FILE];
+	uint32_t name = ft.fn ? cg_intern(b->p, CG_FUNCTION, ft.fn, ft.fn_len) : address_name(b, f->addr);
+	vframe vf = {fn_of(b, ob, fl, name), addr, ft.line};
+	RT_PUSH(*v, *n, *cap, vf);
+}
+
+/* The allocator's own frames at the top of a stack: Valgrind's
+ * replacement functions, rtrace's tracer. The allocation site is the
+ * first frame below them. */
+static bool allocator_frame(const rt_trace *t, const rt_frame *f)
+{
+	rt_frame_info fi;
+	const char *m = rt_trace_frame_info(t, f, &fi) && fi.module != RT_NONE ? rt_trace_str(t, fi.module)
+										: rt_trace_module_at(t, f->addr);
+	if (!m)
+		return false;
+	const char *base = strrchr(m, '/');
+	base = base ? base + 1 : m;
+	return !strncmp(base, "vgpreload_", 10) || !strcmp(base, "librtrace-preload.so");
+}
+
+/* --- calls --- */
+
+typedef struct edge {
+	uint32_t caller, callee;
+	uint64_t addr, line;
+	uint64_t to_addr, to_line;
+} edge;
+
+static int edge_cmp(const void *a, const void *b)
+{
+	const edge *x = a, *y = b;
+	if (x->caller != y->caller)
+		return x->caller < y->caller ? -1 : 1;
+	if (x->callee != y->callee)
+		return x->callee < y->callee ? -1 : 1;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return (x->line > y->line) - (x->line < y->line);
+}
+
+static uint32_t code_of(builder *b, uint32_t fn)
+{
+	return cg_code_get(b->p, 0, fn, b->p->fns[fn].file);
+}
+
+/* Self cost at v[0], and each distinct edge along v once. */
+static void add_stack(builder *b, const vframe *v, size_t n, const uint64_t *cost, uint64_t count,
+		      edge **e, size_t *cap)
+{
+	cg_add_cost(b->p, code_of(b, v[0].fn), v[0].addr, v[0].line, cost, b->nslots);
+	size_t ne = 0;
+	for (size_t i = 1; i < n; i++) {
+		edge x = {v[i].fn, v[i - 1].fn, v[i].addr, v[i].line, v[i - 1].addr, v[i - 1].line};
+		RT_PUSH(*e, ne, *cap, x);
+	}
+	if (ne > 1)
+		qsort(*e, ne, sizeof **e, edge_cmp);
+	for (size_t i = 0; i < ne; i++) {
+		const edge *x = &(*e)[i];
+		if (i && !edge_cmp(x, x - 1))
+			continue;
+		cg_call c = {x->addr, x->line, x->to_addr, x->to_line, code_of(b, x->caller), x->callee,
+			     b->nslots, CG_CALL_FILE_GIVEN, count, NULL};
+		cg_add_call(b->p, &c, cost);
+	}
+}
+
+static bool nonzero(const uint64_t *v, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (v[i])
+			return true;
+	return false;
+}
+
+/* Every backtrace with a cost, as its functions. */
+static void add_stacks(builder *b)
+{
+	vframe *v = NULL;
+	edge *e = NULL;
+	size_t cv = 0, ce = 0;
+	for (uint32_t bt = 0; bt <= b->nbt; bt++) {
+		const uint64_t *cost = &b->cost[(size_t)bt * b->nslots];
+		if (!nonzero(cost, b->nslots))
+			continue;
+		size_t n = 0;
+		uint32_t len = bt < b->nbt ? rt_trace_bt_len(b->t, bt) : 0, k = 0;
+		const rt_frame *f = bt < b->nbt ? rt_trace_bt_frames(b->t, bt) : NULL;
+		while (k + 1 < len && allocator_frame(b->t, &f[k]))
+			k++;
+		for (; k < len; k++)
+			frame_functions(b, &f[k], &v, &n, &cv);
+		if (!n) {
+			static const char none[] = "(no backtrace)";
+			vframe x = {fn_of(b, b->unknown[CG_OBJECT], b->unknown[CG_FILE],
+					  cg_intern(b->p, CG_FUNCTION, none, sizeof none - 1)), 0, 0};
+			RT_PUSH(v, n, cv, x);
+		}
+		add_stack(b, v, n, cost, b->count[bt], &e, &ce);
+	}
+	free(v);
+	free(e);
+}
+
+/* --- the part --- */
+
+static const char *command(builder *b)
+{
+	if (b->o->cmd)
+		return b->o->cmd;
+	const char *process = rt_trace_header(b->t, "process"), *args = rt_trace_header(b->t, "args");
+	if (!process)
+		return NULL;
+	char *s = rt_xasprintf("%s%s%s", process, args && *args ? " " : "", args ? args : "");
+	const char *d = rt_arena_strndup(&b->p->arena, s, strlen(s));
+	free(s);
+	return d;
+}
+
+static void add_part(builder *b)
+{
+	cg_profile *p = b->p;
+	cg_part pt = {0};
+	pt.source = rt_trace_header(b->t, "process") ? "trace" : NULL;
+	pt.version = 1;
+	pt.creator = "rtrace-" RTRACE_VERSION;
+	pt.cmd = command(b);
+	const char *pid = rt_trace_header(b->t, "pid");
+	if (pid && *pid) {
+		pt.pid = strtoull(pid, NULL, 10);
+		pt.flags |= CG_HAS_PID;
+	}
+	pt.npositions = b->o->instr ? 2 : 1;
+	pt.positions[0] = b->o->instr ? CG_POS_INSTR : CG_POS_LINE;
+	pt.positions[1] = CG_POS_LINE;
+	uint32_t *ev = rt_arena_alloc(&p->arena, (p->nevents ? p->nevents : 1) * sizeof *ev);
+	uint64_t *sum = rt_arena_alloc(&p->arena, (b->nslots ? b->nslots : 1) * sizeof *sum);
+	memset(sum, 0, (b->nslots ? b->nslots : 1) * sizeof *sum);
+	for (uint32_t i = 0; i < p->nevents; i++)
+		ev[i] = i;
+	for (size_t i = 0; i <= b->nbt; i++)
+		for (uint32_t s = 0; s < b->nslots; s++)
+			sum[s] += b->cost[i * b->nslots + s];
+	pt.events = ev;
+	pt.nevents = (uint32_t)p->nevents;
+	pt.summary = pt.totals = pt.sum = sum;
+	pt.nsummary = pt.ntotals = b->nslots;
+	pt.flags |= CG_HAS_SUMMARY | CG_HAS_TOTALS;
+	RT_PUSH(p->parts, p->nparts, p->cparts, pt);
+}
+
+cg_profile *cg_profile_from_trace(rt_trace *t, const cg_trace_opts *opts)
+{
+	static const cg_trace_opts defaults = {0};
+	const rt_leak_summary *ls = rt_trace_leak_summary(t);
+	builder b = {t, cg_profile_new(), opts ? opts : &defaults, ls && ls->mode == RT_LEAK_CHECK_FULL};
+	static const char unknown[] = "???";
+	for (int k = 0; k < 3; k++)
+		b.unknown[k] = cg_intern(b.p, k, unknown, sizeof unknown - 1);
+	define_events(&b);
+	b.nbt = rt_trace_bt_count(t);
+	b.cost = rt_xcalloc(((size_t)b.nbt + 1) * (b.nslots ? b.nslots : 1), sizeof *b.cost);
+	b.count = rt_xcalloc((size_t)b.nbt + 1, sizeof *b.count);
+	sum_calls(&b);
+	sum_leaks(&b);
+	add_part(&b);
+	add_stacks(&b);
+	free(b.cost);
+	free(b.count);
+	return b.p;
+}

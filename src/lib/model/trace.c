@@ -1,0 +1,545 @@
+/* The trace model: registries, interned strings and backtraces, calls. */
+#include "rtrace/trace.h"
+#include "model/trace_int.h"
+#include "util/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct rt_bt {
+	uint64_t off; /* into frames[] */
+	uint32_t n;
+	uint32_t hash;
+} rt_bt;
+
+/* A slot carries what a lookup compares, so a probe touches the slot and
+ * the frames only, never bts[]. */
+struct bt_slot {
+	uint32_t hash;
+	uint32_t id1; /* bt id + 1; 0 = empty */
+	uint32_t n;
+	uint32_t pad;
+	uint64_t off;
+};
+
+typedef struct rt_argblock {
+	uint32_t n;
+	rt_kv *kv; /* n entries; strings are in the same allocation */
+} rt_argblock;
+
+struct rt_trace {
+	rt_arena arena;
+	rt_strtab strs;
+
+	rt_kv *header;
+	size_t nheader, cheader;
+	rt_strtab header_keys; /* key id == position in header[] */
+	rt_mmap *mmaps;
+	size_t nmmaps, cmmaps;
+	rt_context *contexts;
+	size_t ncontexts, ccontexts;
+	rt_resource resources[RT_MAX_RESOURCES];
+	size_t nresources;
+	rt_comment *comments;
+	size_t ncomments, ccomments;
+	rt_attachment *attachments;
+	size_t nattachments, cattachments;
+
+	rt_frame *frames;
+	size_t nframes, cframes;
+	rt_bt *bts;
+	size_t nbts, cbts;
+	struct bt_slot *bt_slots;
+	size_t nbt_slots;
+	uint32_t empty_bt; /* id of the empty backtrace, RT_NONE until seen */
+
+	rt_argblock *args;
+	size_t nargs, cargs;
+	uint32_t *free_args;
+	size_t nfree_args, cfree_args;
+
+	rt_call *calls;
+	size_t ncalls, ccalls, ndead;
+	int ts_digits;
+	struct rt_finfo_tab *finfo; /* resolved frames' details, frame_info.c */
+	struct rt_hc *hc;           /* heap checking results, heapcheck.c */
+	struct rt_vgdoc *vg;        /* Valgrind documents, vgdoc.c */
+};
+
+rt_trace *rt_trace_new(void)
+{
+	rt_trace *t = rt_xcalloc(1, sizeof *t);
+	rt_arena_init(&t->arena);
+	rt_strtab_init(&t->strs, &t->arena);
+	rt_strtab_init(&t->header_keys, &t->arena);
+	t->ts_digits = 3;
+	t->empty_bt = RT_NONE;
+	return t;
+}
+
+void rt_trace_free(rt_trace *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->nargs; i++)
+		free(t->args[i].kv);
+	free(t->args);
+	free(t->free_args);
+	free(t->header);
+	free(t->mmaps);
+	free(t->contexts);
+	free(t->comments);
+	free(t->attachments);
+	free(t->frames);
+	free(t->bts);
+	free(t->bt_slots);
+	free(t->calls);
+	rt_finfo_free(t->finfo);
+	rt_hc_free(t->hc);
+	rt_vgdoc_free(t->vg);
+	rt_strtab_free(&t->strs);
+	rt_strtab_free(&t->header_keys);
+	rt_arena_free(&t->arena);
+	free(t);
+}
+
+const char *rt_trace_strdup(rt_trace *t, const char *s, size_t len)
+{
+	return rt_arena_strndup(&t->arena, s, len);
+}
+
+uint32_t rt_trace_intern(rt_trace *t, const char *s, size_t len)
+{
+	return rt_strtab_intern(&t->strs, s, len);
+}
+
+const char *rt_trace_str(const rt_trace *t, uint32_t id)
+{
+	return id < t->strs.n ? t->strs.strs[id] : "";
+}
+
+void rt_trace_str_mark(const rt_trace *t, rt_str_mark *m)
+{
+	rt_arena_mark a = rt_arena_get_mark(&t->arena);
+	m->nstrs = t->strs.n;
+	m->head = a.head;
+	m->cur = a.cur;
+	m->end = a.end;
+}
+
+bool rt_trace_str_unchanged(const rt_trace *t, const rt_str_mark *m)
+{
+	return t->strs.n == m->nstrs && t->arena.head == m->head && t->arena.cur == m->cur;
+}
+
+void rt_trace_str_release(rt_trace *t, const rt_str_mark *m)
+{
+	rt_strtab_truncate(&t->strs, m->nstrs);
+	rt_arena_mark a = {m->head, m->cur, m->end};
+	rt_arena_rewind(&t->arena, a);
+}
+
+static const char *dup0(rt_trace *t, const char *s)
+{
+	return s ? rt_arena_strndup(&t->arena, s, strlen(s)) : NULL;
+}
+
+void rt_trace_set_header(rt_trace *t, const char *key, const char *value)
+{
+	/* keys are interned in order of first appearance, so a key's id is
+	 * its position: no linear search (a header line may hold 10^5 keys) */
+	uint32_t id = rt_strtab_intern(&t->header_keys, key, strlen(key));
+	if (id < t->nheader) {
+		t->header[id].value = dup0(t, value);
+		return;
+	}
+	rt_kv kv = {t->header_keys.strs[id], dup0(t, value)};
+	RT_PUSH(t->header, t->nheader, t->cheader, kv);
+}
+
+const char *rt_trace_header(const rt_trace *t, const char *key)
+{
+	for (size_t i = 0; i < t->nheader; i++)
+		if (strcmp(t->header[i].key, key) == 0)
+			return t->header[i].value;
+	return NULL;
+}
+
+size_t rt_trace_header_count(const rt_trace *t) { return t->nheader; }
+const rt_kv *rt_trace_header_at(const rt_trace *t, size_t i) { return &t->header[i]; }
+
+unsigned rt_trace_filter_bits(const rt_trace *t)
+{
+	const char *f = rt_trace_header(t, "filter");
+	unsigned bits = 0;
+	if (!f)
+		return 0;
+	/* sp-rtrace matches the tags anywhere in the field */
+	if (strstr(f, "leaks"))
+		bits |= RT_FILTER_LEAKS;
+	if (strstr(f, "compress"))
+		bits |= RT_FILTER_COMPRESS;
+	if (strstr(f, "resolve"))
+		bits |= RT_FILTER_RESOLVE;
+	return bits;
+}
+
+void rt_trace_add_mmap(rt_trace *t, const char *module, uint64_t from, uint64_t to)
+{
+	rt_mmap m = {module, from, to, RT_OFFSET_UNKNOWN, 0, UINT64_MAX};
+	rt_trace_add_mmap_full(t, &m);
+}
+
+size_t rt_trace_add_mmap_full(rt_trace *t, const rt_mmap *m)
+{
+	rt_mmap c = *m;
+	c.module = dup0(t, m->module);
+	RT_PUSH(t->mmaps, t->nmmaps, t->cmmaps, c);
+	return t->nmmaps - 1;
+}
+
+void rt_trace_set_mmap_until(rt_trace *t, size_t i, uint64_t until)
+{
+	if (i < t->nmmaps)
+		t->mmaps[i].until = until;
+}
+
+size_t rt_trace_mmap_count(const rt_trace *t) { return t->nmmaps; }
+const rt_mmap *rt_trace_mmap_at(const rt_trace *t, size_t i) { return &t->mmaps[i]; }
+
+const char *rt_trace_module_at(const rt_trace *t, uint64_t addr)
+{
+	for (size_t i = t->nmmaps; i-- > 0;)
+		if (addr >= t->mmaps[i].from && addr < t->mmaps[i].to)
+			return t->mmaps[i].module;
+	return NULL;
+}
+
+void rt_trace_add_context(rt_trace *t, uint32_t id, const char *name)
+{
+	rt_context c = {id, dup0(t, name)};
+	RT_PUSH(t->contexts, t->ncontexts, t->ccontexts, c);
+}
+
+size_t rt_trace_context_count(const rt_trace *t) { return t->ncontexts; }
+const rt_context *rt_trace_context_at(const rt_trace *t, size_t i) { return &t->contexts[i]; }
+void rt_trace_clear_contexts(rt_trace *t) { t->ncontexts = 0; }
+
+uint8_t rt_trace_find_resource(const rt_trace *t, const char *type, size_t len)
+{
+	for (size_t i = 0; i < t->nresources; i++) {
+		const char *rt = t->resources[i].type;
+		if (strlen(rt) == len && memcmp(rt, type, len) == 0)
+			return (uint8_t)(i + 1);
+	}
+	return 0;
+}
+
+uint8_t rt_trace_add_resource(rt_trace *t, uint32_t mask, const char *type,
+			      const char *desc, const char *flags)
+{
+	uint8_t have = rt_trace_find_resource(t, type, strlen(type));
+	if (have)
+		return have;
+	if (t->nresources == RT_MAX_RESOURCES)
+		return 0;
+	rt_resource *r = &t->resources[t->nresources++];
+	r->mask = mask;
+	r->type = dup0(t, type);
+	r->desc = dup0(t, desc ? desc : "");
+	r->flags = dup0(t, flags);
+	r->refcount = flags && strstr(flags, "refcount");
+	r->removed = false;
+	return (uint8_t)t->nresources;
+}
+
+size_t rt_trace_resource_count(const rt_trace *t) { return t->nresources; }
+rt_resource *rt_trace_resource_at(rt_trace *t, size_t i) { return &t->resources[i]; }
+
+const rt_resource *rt_trace_resource_get(const rt_trace *t, uint8_t res_type)
+{
+	return res_type && res_type <= t->nresources ? &t->resources[res_type - 1] : NULL;
+}
+
+size_t rt_trace_resource_live(const rt_trace *t)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->nresources; i++)
+		n += !t->resources[i].removed;
+	return n;
+}
+
+void rt_trace_add_comment(rt_trace *t, uint64_t after, const char *text, size_t len)
+{
+	rt_comment c = {after, rt_arena_strndup(&t->arena, text, len)};
+	RT_PUSH(t->comments, t->ncomments, t->ccomments, c);
+}
+
+size_t rt_trace_comment_count(const rt_trace *t) { return t->ncomments; }
+const rt_comment *rt_trace_comment_at(const rt_trace *t, size_t i) { return &t->comments[i]; }
+
+void rt_trace_add_attachment(rt_trace *t, const char *name, const char *path)
+{
+	rt_attachment a = {dup0(t, name), dup0(t, path)};
+	RT_PUSH(t->attachments, t->nattachments, t->cattachments, a);
+}
+
+size_t rt_trace_attachment_count(const rt_trace *t) { return t->nattachments; }
+const rt_attachment *rt_trace_attachment_at(const rt_trace *t, size_t i) { return &t->attachments[i]; }
+
+/* --- backtraces --- */
+
+/* One multiply per frame and a full mix at the end: stacks are long and
+ * interned once per call, so this sits on the reader's hot path. */
+uint32_t rt_bt_hash(const rt_frame *f, uint32_t n)
+{
+	uint64_t h = 0x2545f4914f6cdd1dULL + n;
+	for (uint32_t i = 0; i < n; i++) {
+		h = (h ^ f[i].addr ^ ((uint64_t)f[i].text << 40)) * 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 29;
+	}
+	h = rt_mix64(h);
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+static void bt_rehash(rt_trace *t)
+{
+	size_t nslots = t->nbt_slots ? t->nbt_slots * 2 : 1024;
+	struct bt_slot *slots = rt_xcalloc(nslots, sizeof *slots);
+	for (size_t id = 0; id < t->nbts; id++) {
+		size_t i = t->bts[id].hash & (nslots - 1);
+		while (slots[i].id1)
+			i = (i + 1) & (nslots - 1);
+		slots[i] = (struct bt_slot){t->bts[id].hash, (uint32_t)id + 1, t->bts[id].n, 0,
+					    t->bts[id].off};
+	}
+	free(t->bt_slots);
+	t->bt_slots = slots;
+	t->nbt_slots = nslots;
+}
+
+static bool bt_equal(const rt_trace *t, const struct bt_slot *b, const rt_frame *f, uint32_t n)
+{
+	if (b->n != n)
+		return false;
+	if (n == 0)
+		return true; /* t->frames may still be NULL */
+	const rt_frame *g = t->frames + b->off;
+	for (uint32_t i = 0; i < n; i++)
+		if (g[i].addr != f[i].addr || g[i].text != f[i].text)
+			return false;
+	return true;
+}
+
+/* The table is probed for every call a reader sees, and at millions of
+ * stacks each touch of bts[] or frames[] is a cache miss: slots carry the
+ * hash so that only a probable match reads them, and the empty stack
+ * (every release without a backtrace) skips the table altogether. */
+void rt_trace_prefetch_bt(const rt_trace *t, uint32_t hash)
+{
+	if (t->nbt_slots)
+		__builtin_prefetch(&t->bt_slots[hash & (t->nbt_slots - 1)]);
+}
+
+uint32_t rt_trace_intern_bt(rt_trace *t, const rt_frame *frames, uint32_t n)
+{
+	if (n == 0 && t->empty_bt != RT_NONE)
+		return t->empty_bt;
+	return rt_trace_intern_bt_hashed(t, frames, n, rt_bt_hash(frames, n));
+}
+
+uint32_t rt_trace_intern_bt_hashed(rt_trace *t, const rt_frame *frames, uint32_t n,
+				   uint32_t h)
+{
+	if (n == 0 && t->empty_bt != RT_NONE)
+		return t->empty_bt;
+	if ((t->nbts + 1) * 2 > t->nbt_slots)
+		bt_rehash(t);
+	size_t mask = t->nbt_slots - 1, i = h & mask;
+	for (; t->bt_slots[i].id1; i = (i + 1) & mask) {
+		const struct bt_slot *slot = &t->bt_slots[i];
+		if (slot->hash == h && bt_equal(t, slot, frames, n))
+			return slot->id1 - 1;
+	}
+	if (n) {
+		rt_grow((void **)&t->frames, &t->cframes, t->nframes + n, sizeof *t->frames);
+		memcpy(t->frames + t->nframes, frames, n * sizeof *frames);
+	}
+	rt_bt b = {t->nframes, n, h};
+	t->nframes += n;
+	RT_PUSH(t->bts, t->nbts, t->cbts, b);
+	t->bt_slots[i] = (struct bt_slot){h, (uint32_t)t->nbts, n, 0, b.off};
+	if (n == 0)
+		t->empty_bt = (uint32_t)t->nbts - 1;
+	return (uint32_t)t->nbts - 1;
+}
+
+uint32_t rt_trace_bt_count(const rt_trace *t) { return (uint32_t)t->nbts; }
+
+uint32_t rt_trace_bt_len(const rt_trace *t, uint32_t bt)
+{
+	return bt < t->nbts ? t->bts[bt].n : 0;
+}
+
+const rt_frame *rt_trace_bt_frames(const rt_trace *t, uint32_t bt)
+{
+	/* an empty backtrace has no frames (and t->frames may be NULL) */
+	return bt < t->nbts && t->bts[bt].n ? t->frames + t->bts[bt].off : NULL;
+}
+
+/* --- argument blocks --- */
+
+uint32_t rt_trace_add_args(rt_trace *t, const rt_kv *args, uint32_t n)
+{
+	size_t bytes = n * sizeof(rt_kv);
+	for (uint32_t i = 0; i < n; i++)
+		bytes += strlen(args[i].key) + strlen(args[i].value) + 2;
+	rt_kv *kv = rt_xmalloc(bytes);
+	char *s = (char *)(kv + n);
+	for (uint32_t i = 0; i < n; i++) {
+		size_t kl = strlen(args[i].key) + 1, vl = strlen(args[i].value) + 1;
+		kv[i].key = memcpy(s, args[i].key, kl);
+		s += kl;
+		kv[i].value = memcpy(s, args[i].value, vl);
+		s += vl;
+	}
+	uint32_t id;
+	if (t->nfree_args)
+		id = t->free_args[--t->nfree_args];
+	else {
+		rt_argblock empty = {0, NULL};
+		RT_PUSH(t->args, t->nargs, t->cargs, empty);
+		id = (uint32_t)t->nargs - 1;
+	}
+	t->args[id].n = n;
+	t->args[id].kv = kv;
+	return id;
+}
+
+uint32_t rt_trace_args_len(const rt_trace *t, uint32_t id)
+{
+	return id < t->nargs ? t->args[id].n : 0;
+}
+
+const rt_kv *rt_trace_args_at(const rt_trace *t, uint32_t id)
+{
+	return id < t->nargs ? t->args[id].kv : NULL;
+}
+
+const char *rt_trace_call_arg(const rt_trace *t, const rt_call *c, const char *key)
+{
+	if (c->args == RT_NONE || c->args >= t->nargs)
+		return NULL;
+	const rt_argblock *a = &t->args[c->args];
+	for (uint32_t i = 0; a->kv && i < a->n; i++)
+		if (!strcmp(a->kv[i].key, key))
+			return a->kv[i].value;
+	return NULL;
+}
+
+bool rt_trace_res_is(const rt_trace *t, uint8_t res_type, const char *type)
+{
+	const rt_resource *r = rt_trace_resource_get(t, res_type);
+	return r && !strcmp(r->type, type);
+}
+
+bool rt_trace_is_bad_close(const rt_trace *t, const rt_call *c)
+{
+	const char *e = c->kind == RT_CALL_FREE ? rt_trace_call_arg(t, c, "error") : NULL;
+	return e && !strcmp(e, "EBADF") && rt_trace_res_is(t, c->res_type, "fd");
+}
+
+void rt_trace_fd_describe(const rt_trace *t, const rt_call *c, char *buf, size_t n)
+{
+	const char *path = rt_trace_call_arg(t, c, "path");
+	const char *dom = rt_trace_call_arg(t, c, "domain"), *type = rt_trace_call_arg(t, c, "type");
+	const char *fn = c->fn != RT_NONE ? rt_trace_str(t, c->fn) : "?";
+	if (path)
+		snprintf(buf, n, "%s", path);
+	else if (dom)
+		snprintf(buf, n, "<%s %s socket from %s>", dom, type ? type : "", fn);
+	else
+		snprintf(buf, n, "<%s>", fn);
+}
+
+void rt_trace_release_args(rt_trace *t, uint32_t id)
+{
+	if (id >= t->nargs || !t->args[id].kv)
+		return;
+	free(t->args[id].kv);
+	t->args[id].kv = NULL;
+	t->args[id].n = 0;
+	RT_PUSH(t->free_args, t->nfree_args, t->cfree_args, id);
+}
+
+/* --- calls --- */
+
+rt_call *rt_trace_append_call(rt_trace *t, const rt_call *c)
+{
+	RT_PUSH(t->calls, t->ncalls, t->ccalls, *c);
+	return &t->calls[t->ncalls - 1];
+}
+
+size_t rt_trace_call_count(const rt_trace *t) { return t->ncalls; }
+rt_call *rt_trace_calls(rt_trace *t) { return t->calls; }
+const rt_call *rt_trace_calls_const(const rt_trace *t) { return t->calls; }
+
+void rt_trace_kill_call(rt_trace *t, rt_call *c)
+{
+	if (c->kind == RT_CALL_DEAD)
+		return;
+	if (c->args != RT_NONE)
+		rt_trace_release_args(t, c->args);
+	c->args = RT_NONE;
+	c->kind = RT_CALL_DEAD;
+	t->ndead++;
+}
+
+size_t rt_trace_dead_count(const rt_trace *t) { return t->ndead; }
+
+size_t rt_trace_compact(rt_trace *t)
+{
+	size_t j = 0;
+	for (size_t i = 0; i < t->ncalls; i++)
+		if (t->calls[i].kind != RT_CALL_DEAD)
+			t->calls[j++] = t->calls[i];
+	t->ncalls = j;
+	t->ndead = 0;
+	return j;
+}
+
+static int call_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const rt_call *)a)->index, y = ((const rt_call *)b)->index;
+	return x < y ? -1 : x > y;
+}
+
+void rt_trace_sort_calls(rt_trace *t)
+{
+	for (size_t i = 1; i < t->ncalls; i++) {
+		if (t->calls[i].index < t->calls[i - 1].index) {
+			/* qsort is not stable; equal indices keep no order anyway */
+			qsort(t->calls, t->ncalls, sizeof *t->calls, call_cmp);
+			return;
+		}
+	}
+}
+
+struct rt_hc **rt_trace_hc_slot(const rt_trace *t)
+{
+	return &((rt_trace *)t)->hc;
+}
+
+struct rt_finfo_tab **rt_trace_finfo_slot(const rt_trace *t)
+{
+	return &((rt_trace *)t)->finfo;
+}
+
+struct rt_vgdoc **rt_trace_vg_slot(const rt_trace *t)
+{
+	return &((rt_trace *)t)->vg;
+}
+
+void rt_trace_set_ts_digits(rt_trace *t, int digits) { t->ts_digits = digits; }
+int rt_trace_ts_digits(const rt_trace *t) { return t->ts_digits; }

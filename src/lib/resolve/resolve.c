@@ -1,0 +1,328 @@
+/* The resolver: the trace's memory map as a sorted table of mappings, a
+ * cache of resolved addresses, interned strings. The pass over a trace's
+ * backtraces is resolve_pass.c.
+ *
+ * Each module file is opened once (resolve_module.c) at its link-time
+ * addresses; every mapping of it carries its own bias, so one module
+ * serves all the places it was loaded at. Mappings of different modules
+ * may overlap when a module was dlclose'd and another one dlopen'ed at the
+ * same addresses: the call's index picks the mapping that was live then. */
+#include "resolve/resolve_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* libdwfl's search path for separate debug info: the module's directory
+ * and its .debug subdirectory (for .gnu_debuglink), the --debug-dir
+ * directories, then the system's (under the root). Build ids are looked
+ * up under every absolute directory of it. */
+static char *debuginfo_path(const rt_resolve_opts *o)
+{
+	size_t len = 64 + (o->root ? strlen(o->root) : 0);
+	for (size_t i = 0; i < o->ndebug_dirs; i++)
+		len += strlen(o->debug_dirs[i]) + 1;
+	char *p = rt_xmalloc(len);
+	strcpy(p, ":.debug");
+	for (size_t i = 0; i < o->ndebug_dirs; i++) {
+		strcat(p, ":");
+		strcat(p, o->debug_dirs[i]);
+	}
+	strcat(p, ":");
+	if (o->root)
+		strcat(p, o->root);
+	strcat(p, "/usr/lib/debug");
+	return p;
+}
+
+static int map_cmp(const void *a, const void *b)
+{
+	const rt_rmap *x = a, *y = b;
+	if (x->from != y->from)
+		return x->from < y->from ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* One rt_rmap per mapping of the trace, sorted by start address; maxto
+ * bounds the backward scan for mappings that overlap. */
+static void build_maps(rt_resolver *r)
+{
+	size_t n = rt_trace_mmap_count(r->t);
+	r->maps = rt_xcalloc(n ? n : 1, sizeof *r->maps);
+	for (size_t i = 0; i < n; i++) {
+		const rt_mmap *m = rt_trace_mmap_at(r->t, i);
+		if (m->to <= m->from || !m->module || !*m->module)
+			continue;
+		uint32_t id = rt_strtab_intern(&r->paths, m->module, strlen(m->module));
+		if (id >= r->nmods) {
+			r->mods = rt_xrealloc(r->mods, (id + 1) * sizeof *r->mods);
+			memset(&r->mods[id], 0, sizeof *r->mods);
+			r->mods[id].path = r->paths.strs[id];
+			r->mods[id].path_id = RT_NONE;
+			r->nmods = id + 1;
+		}
+		rt_rmap *map = &r->maps[r->nmaps++];
+		*map = (rt_rmap){m->from, m->to, m->offset, m->since, m->until, 0, id,
+				 (uint32_t)i, false, false, 0};
+	}
+	qsort(r->maps, r->nmaps, sizeof *r->maps, map_cmp);
+	uint64_t maxto = 0;
+	for (size_t i = 0; i < r->nmaps; i++) {
+		if (r->maps[i].to > maxto)
+			maxto = r->maps[i].to;
+		r->maps[i].maxto = maxto;
+	}
+	for (size_t i = 0; i < r->nmods; i++)
+		r->mods[i].owner = r;
+}
+
+rt_resolver *rt_resolve_new_for(const rt_trace *t, const rt_resolve_opts *opts, rt_trace *out)
+{
+	static const rt_resolve_opts none = {0};
+	rt_resolver *r = rt_xcalloc(1, sizeof *r);
+	r->t = t;
+	r->out = out;
+	r->o = opts ? *opts : none;
+	rt_arena_init(&r->arena);
+	rt_strtab_init(&r->strs, &r->arena);
+	rt_strtab_init(&r->mangled, &r->arena);
+	rt_strtab_init(&r->paths, &r->arena);
+	if (r->o.root) /* module paths are absolute: ROOT + /lib/x.so */
+		r->o.root = rt_arena_strndup(&r->arena, r->o.root,
+					     strlen(r->o.root) - (r->o.root[0] && r->o.root[strlen(r->o.root) - 1] == '/'));
+	if (r->o.cache_dir)
+		r->o.cache_dir = rt_arena_strndup(&r->arena, r->o.cache_dir, strlen(r->o.cache_dir));
+	r->debuginfo_path = debuginfo_path(&r->o);
+	r->o.debug_dirs = NULL; /* not kept: only the path string is used */
+	r->o.ndebug_dirs = 0;
+	r->cb.find_elf = dwfl_build_id_find_elf;
+	r->cb.find_debuginfo = rt_resolve_find_debuginfo;
+	r->cb.section_address = dwfl_offline_section_address;
+	r->cb.debuginfo_path = &r->debuginfo_path;
+	build_maps(r);
+	return r;
+}
+
+rt_resolver *rt_resolve_new(const rt_trace *t, const rt_resolve_opts *opts)
+{
+	return rt_resolve_new_for(t, opts, NULL);
+}
+
+void rt_resolve_free(rt_resolver *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nmods; i++)
+		rt_resolve_close_module(&r->mods[i]);
+	free(r->mods);
+	free(r->maps);
+	free(r->ents);
+	free(r->slots);
+	free(r->locs);
+	free(r->lids);
+	free(r->demangled);
+	free(r->buf);
+	free(r->debuginfo_path);
+	rt_strtab_free(&r->strs);
+	rt_strtab_free(&r->mangled);
+	rt_strtab_free(&r->paths);
+	rt_arena_free(&r->arena);
+	free(r);
+}
+
+void rt_resolve_get_stats(const rt_resolver *r, rt_resolve_stats *st)
+{
+	*st = r->st;
+}
+
+uint32_t rt_resolve_str(rt_resolver *r, const char *s, size_t len)
+{
+	return r->out ? rt_trace_intern(r->out, s, len) : rt_strtab_intern(&r->strs, s, len);
+}
+
+const char *rt_resolve_strp(const rt_resolver *r, uint32_t id)
+{
+	return r->out ? rt_trace_str(r->out, id) : r->strs.strs[id];
+}
+
+/* The mapping holding a: of several (a module unloaded, another loaded at
+ * its place), the one live at the call, else the one mapped last. */
+static rt_rmap *find_map(rt_resolver *r, uint64_t a, uint64_t call_index)
+{
+	size_t lo = RT_COUNT_UPTO(r->maps, r->nmaps, from, a);
+	rt_rmap *best = NULL;
+	bool best_live = false;
+	for (size_t i = lo; i > 0 && r->maps[i - 1].maxto > a; i--) {
+		rt_rmap *m = &r->maps[i - 1];
+		if (a >= m->to)
+			continue;
+		bool live = call_index >= m->since && call_index < m->until;
+		if (!best || live > best_live ||
+		    (live == best_live && (m->since > best->since ||
+					   (m->since == best->since && m->order > best->order)))) {
+			best = m;
+			best_live = live;
+		}
+	}
+	return best;
+}
+
+/* The function name from the symbol table, for an address that DWARF
+ * does not name. */
+static void symbol_name(rt_resolver *r, rt_rmod *m, uint64_t a, rt_rent *e)
+{
+	rt_rsym *sym = rt_resolve_symbol(m, a);
+	if (!sym)
+		return;
+	bool demangled;
+	uint32_t fn = rt_resolve_symbol_name(r, sym, &demangled);
+	if (e->n) { /* a line without a function */
+		r->locs[e->off].fn = rt_resolve_strp(r, fn);
+		r->locs[e->off].demangled = demangled;
+		r->lids[e->off].fn = fn;
+		return;
+	}
+	rt_resolve_push(r, fn, RT_NONE, 0, demangled);
+	e->n = 1;
+}
+
+bool rt_resolve_usable(rt_resolver *r, rt_rmap *map)
+{
+	return rt_resolve_open_module(r, &r->mods[map->mod], map) &&
+	       (map->placed || rt_resolve_place(r, map)) && !map->bad;
+}
+
+void rt_resolve_compute(rt_resolver *r, rt_rent *e)
+{
+	rt_rmap *map = &r->maps[e->map];
+	rt_rmod *m = &r->mods[map->mod];
+	e->off = (uint32_t)r->nlocs;
+	e->n = 0;
+	e->done = true;
+	r->st.addrs++;
+	if (!rt_resolve_usable(r, map))
+		return;
+	/* the call instruction of a return address */
+	uint64_t da = (r->o.exact ? e->addr : e->addr - 1) - (uint64_t)map->bias;
+	e->n = rt_resolve_dwarf(r, m, da);
+	if (!e->n || !r->locs[e->off].fn)
+		symbol_name(r, m, da, e);
+	if (e->n && r->locs[e->off].fn)
+		r->st.functions++;
+	if (e->n && r->locs[e->off].file)
+		r->st.lines++;
+	e->text_id = rt_resolve_format(r, m->path, e->off, e->n);
+}
+
+static size_t ent_hash(uint64_t addr, uint32_t map)
+{
+	return (size_t)rt_mix64(addr * 31 + map);
+}
+
+static void ents_rehash(rt_resolver *r)
+{
+	free(r->slots);
+	r->nslots = r->nslots ? r->nslots * 2 : 1024;
+	r->slots = rt_xcalloc(r->nslots, sizeof *r->slots);
+	for (size_t i = 0; i < r->nents; i++) {
+		size_t j = ent_hash(r->ents[i].addr, r->ents[i].map) & (r->nslots - 1);
+		while (r->slots[j])
+			j = (j + 1) & (r->nslots - 1);
+		r->slots[j] = (uint32_t)i + 1;
+	}
+}
+
+rt_rent *rt_resolve_entry(rt_resolver *r, uint64_t addr, uint64_t call_index, bool now)
+{
+	rt_rmap *map = find_map(r, r->o.exact ? addr : addr - 1, call_index);
+	if (!map)
+		return NULL;
+	uint32_t mi = (uint32_t)(map - r->maps);
+	if ((r->nents + 1) * 2 > r->nslots)
+		ents_rehash(r);
+	size_t j = ent_hash(addr, mi) & (r->nslots - 1);
+	for (; r->slots[j]; j = (j + 1) & (r->nslots - 1)) {
+		rt_rent *e = &r->ents[r->slots[j] - 1];
+		if (e->addr == addr && e->map == mi)
+			return e;
+	}
+	rt_rent e = {addr, mi, 0, 0, RT_NONE, false, false};
+	RT_PUSH(r->ents, r->nents, r->cents, e);
+	r->slots[j] = (uint32_t)r->nents;
+	if (now)
+		rt_resolve_compute(r, &r->ents[r->nents - 1]);
+	return &r->ents[r->nents - 1];
+}
+
+bool rt_resolve_addr(rt_resolver *r, uint64_t addr, uint64_t call_index, rt_resolved *out)
+{
+	rt_rent *e = rt_resolve_entry(r, addr, call_index, true);
+	memset(out, 0, sizeof *out);
+	if (!e)
+		return false;
+	out->module = r->mods[r->maps[e->map].mod].path;
+	out->n = e->n;
+	out->locs = e->n ? r->locs + e->off : NULL;
+	out->text = e->text_id != RT_NONE ? rt_resolve_strp(r, e->text_id) : NULL;
+	return true;
+}
+
+void rt_resolve_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	const char *p = base;
+	for (size_t i = 1; i < n; i++) {
+		if (cmp(p + (i - 1) * size, p + i * size) > 0) {
+			qsort(base, n, size, cmp);
+			return;
+		}
+	}
+}
+
+/* rt_rhash: open addressing on the mixed keys. */
+struct rt_rslot {
+	uint64_t a, b, v;
+	bool used;
+};
+
+static struct rt_rslot *rhash_slot(const rt_rhash *h, uint64_t a, uint64_t b)
+{
+	size_t mask = h->nslots - 1;
+	for (size_t i = rt_mix64(a ^ rt_mix64(b)) & mask;; i = (i + 1) & mask) {
+		struct rt_rslot *s = &h->slots[i];
+		if (!s->used || (s->a == a && s->b == b))
+			return s;
+	}
+}
+
+bool rt_rhash_get(const rt_rhash *h, uint64_t a, uint64_t b, uint64_t *v)
+{
+	if (!h->nslots)
+		return false;
+	const struct rt_rslot *s = rhash_slot(h, a, b);
+	if (s->used)
+		*v = s->v;
+	return s->used;
+}
+
+void rt_rhash_put(rt_rhash *h, uint64_t a, uint64_t b, uint64_t v)
+{
+	if ((h->n + 1) * 2 > h->nslots) {
+		rt_rhash old = *h;
+		h->nslots = h->nslots ? h->nslots * 2 : 64;
+		h->slots = rt_xcalloc(h->nslots, sizeof *h->slots);
+		for (size_t i = 0; i < old.nslots; i++) {
+			if (old.slots[i].used)
+				*rhash_slot(h, old.slots[i].a, old.slots[i].b) = old.slots[i];
+		}
+		free(old.slots);
+	}
+	struct rt_rslot *s = rhash_slot(h, a, b);
+	h->n += !s->used;
+	*s = (struct rt_rslot){a, b, v, true};
+}
+
+void rt_rhash_free(rt_rhash *h)
+{
+	free(h->slots);
+	memset(h, 0, sizeof *h);
+}

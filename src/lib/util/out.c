@@ -1,0 +1,105 @@
+#include "util/out.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define OUT_BUF (1u << 20)
+
+void rt_out_init_fd(rt_out *o, int fd)
+{
+	o->fd = fd;
+	o->cap = OUT_BUF;
+	o->buf = rt_xmalloc(o->cap);
+	o->len = 0;
+	o->err = 0;
+}
+
+void rt_out_init_mem(rt_out *o)
+{
+	rt_out_init_fd(o, -1);
+}
+
+static void out_flush(rt_out *o)
+{
+	size_t off = 0;
+	while (off < o->len && !o->err) {
+		ssize_t w = write(o->fd, o->buf + off, o->len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			o->err = -errno;
+		else
+			off += (size_t)w;
+	}
+	o->len = 0;
+}
+
+void rt_out_reserve_slow(rt_out *o, size_t n)
+{
+	if (o->fd >= 0) {
+		out_flush(o);
+		if (o->cap >= n)
+			return;
+	}
+	rt_grow((void **)&o->buf, &o->cap, o->len + n, 1);
+}
+
+int rt_out_finish(rt_out *o)
+{
+	if (o->fd >= 0) {
+		out_flush(o);
+		free(o->buf);
+		o->buf = NULL;
+		o->cap = 0;
+	}
+	return o->err;
+}
+
+void rt_out_u64(rt_out *o, uint64_t v)
+{
+	char tmp[24];
+	int i = 24;
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	rt_out_mem(o, tmp + i, (size_t)(24 - i));
+}
+
+void rt_out_dec_pad(rt_out *o, uint64_t v, int width)
+{
+	char tmp[24];
+	int i = 24;
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (24 - i < width && i > 0)
+		tmp[--i] = '0';
+	rt_out_mem(o, tmp + i, (size_t)(24 - i));
+}
+
+static void out_hex(rt_out *o, uint64_t v, int width, const char *digits)
+{
+	char tmp[16];
+	int i = 16;
+	do {
+		tmp[--i] = digits[v & 15];
+		v >>= 4;
+	} while (v);
+	while (16 - i < width && i > 0)
+		tmp[--i] = '0';
+	rt_out_mem(o, tmp + i, (size_t)(16 - i));
+}
+
+void rt_out_hex(rt_out *o, uint64_t v, int width)
+{
+	out_hex(o, v, width, "0123456789abcdef");
+}
+
+void rt_out_hex_upper(rt_out *o, uint64_t v, int width)
+{
+	out_hex(o, v, width, "0123456789ABCDEF");
+}
