@@ -8,6 +8,8 @@
 
 #include <cmocka.h>
 
+#include "test_util.h"
+
 #include "rtrace/callgrind.h"
 
 #include <fcntl.h>
@@ -60,27 +62,10 @@ static cg_profile *parse(const char *text, unsigned flags, warns *w, rt_diag *er
 	return p;
 }
 
-static char *slurp(const char *name, size_t *len)
-{
-	char path[512];
-	snprintf(path, sizeof path, "%s/%s", CG_DATA, name);
-	FILE *f = fopen(path, "rb");
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *buf = malloc((size_t)n + 1);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
 static cg_profile *parse_file(const char *name, unsigned flags, warns *w)
 {
 	size_t len;
-	char *text = slurp(name, &len);
+	char *text = test_slurp(CG_DATA, name, &len);
 	cg_profile *p = cg_profile_new();
 	memset(w, 0, sizeof *w);
 	cg_read_opts o = {flags, on_warn, w};
@@ -750,7 +735,7 @@ static void test_truncated(void **state)
 {
 	(void)state;
 	size_t len;
-	char *text = slurp("vg-default.cg", &len);
+	char *text = test_slurp(CG_DATA, "vg-default.cg", &len);
 	/* the input up to a line two thirds in, then half a line */
 	size_t keep = (size_t)(strchr(text + len * 2 / 3, '\n') + 1 - text);
 	char *bad = malloc(keep + 8);

@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "test_util.h"
+
 #include "rtrace/callgrind.h"
 #include "rtrace/heapcheck.h"
 #include "rtrace/text.h"
@@ -41,23 +43,6 @@ static void on_warn(void *ctx, const rt_diag *d)
 	if (w->n < 8)
 		rt_diag_format(d, w->msg[w->n], sizeof w->msg[0]);
 	w->n++;
-}
-
-static char *slurp(const char *name, size_t *len)
-{
-	char path[1024];
-	snprintf(path, sizeof path, "%s/%s", CG_DATA, name);
-	FILE *f = fopen(path, "rb");
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *buf = malloc((size_t)n + 1);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
 }
 
 /* Reads buf into a new profile; *rc gets the reader's result. */
@@ -282,7 +267,7 @@ static void round_trip_file(const char *file, unsigned flags)
 {
 	static const cg_write_opts modes[2] = {{false, false, false}, {true, true, false}};
 	size_t len;
-	char *text = slurp(file, &len);
+	char *text = test_slurp(CG_DATA, file, &len);
 	int rc;
 	cg_profile *p = read_buf(text, len, file, flags, NULL, &rc);
 	for (int m = 0; m < 2; m++) {

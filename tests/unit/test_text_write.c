@@ -7,6 +7,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "test_util.h"
+
 #include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -488,26 +490,6 @@ static const char *fixtures_dir(void)
 	return dir;
 }
 
-static char *slurp(const char *dir, const char *name, size_t *len)
-{
-	char path[4352];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	FILE *fp = fopen(path, "rb");
-	if (!fp)
-		fail_msg("cannot open fixture '%s'", path);
-	size_t cap = 1 << 16, n = 0, r;
-	char *buf = malloc(cap + 1);
-	while ((r = fread(buf + n, 1, cap - n, fp)) > 0) {
-		n += r;
-		if (n == cap)
-			buf = realloc(buf, (cap *= 2) + 1);
-	}
-	fclose(fp);
-	buf[n] = '\0'; /* for string comparisons; len has the size */
-	*len = n;
-	return buf;
-}
-
 static void round_trip_opts(const char *name, const char *text, size_t len,
 			    rt_write_opts o)
 {
@@ -537,7 +519,7 @@ static void round_trip_fixtures(void **state)
 		if (strncmp(e->d_name, "sample.txt", 10) && strncmp(e->d_name, "context.txt", 11))
 			continue;
 		size_t len;
-		char *text = slurp(dir, e->d_name, &len);
+		char *text = test_slurp(dir, e->d_name, &len);
 		rt_write_opts o = plain;
 		round_trip_opts(e->d_name, text, len, o);
 		o.compress = true;
@@ -568,8 +550,8 @@ static void fixtures_exact(void **state)
 	const char *dir = fixtures_dir();
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		size_t len, wlen;
-		char *text = slurp(dir, cases[i].in, &len);
-		char *want = slurp(dir, cases[i].want, &wlen);
+		char *text = test_slurp(dir, cases[i].in, &len);
+		char *want = test_slurp(dir, cases[i].want, &wlen);
 		rt_trace *t = read_ok(text, len);
 		rt_write_opts o = plain;
 		o.filter_bits = rt_trace_filter_bits(t) & ~(unsigned)RT_FILTER_COMPRESS;
@@ -599,8 +581,8 @@ static void fixture_context_leaks_compressed(void **state)
 	(void)state;
 	const char *dir = fixtures_dir();
 	size_t len, wlen;
-	char *text = slurp(dir, "context.txt", &len);
-	char *want = slurp(dir, "context.txt..lc", &wlen);
+	char *text = test_slurp(dir, "context.txt", &len);
+	char *want = test_slurp(dir, "context.txt..lc", &wlen);
 	const char *bad = "@ 0 : (null)\n@ 0 : (null)\n";
 	const char *good = "@ 1 : first context\n@ 2 : second context\n";
 	char *at = strstr(want, bad);

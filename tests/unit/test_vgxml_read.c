@@ -8,6 +8,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "test_util.h"
+
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -145,24 +147,6 @@ static char *data_path(const char *name)
 	char *p = malloc(n);
 	snprintf(p, n, "%s/%s", dir, name);
 	return p;
-}
-
-static char *slurp(const char *name, size_t *len)
-{
-	char *path = data_path(name);
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		fail_msg("cannot open %s", path);
-	free(path);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *buf = malloc((size_t)n + 1);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
 }
 
 /* Reads data file name with rt_vgxml_read_fd. */
@@ -393,7 +377,9 @@ static void walk_node(walk *w, uint32_t id)
 static rt_trace *check_file(const char *name, rt_vgxml_stats *st, size_t *chains)
 {
 	size_t len;
-	char *buf = slurp(name, &len);
+	char *path = data_path(name);
+	char *buf = test_slurp(NULL, path, &len);
+	free(path);
 	ref r;
 	ref_read(&r, buf, len);
 	seen s;

@@ -11,6 +11,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "test_util.h"
+
 #include <dirent.h>
 #include <expat.h>
 #include <stdio.h>
@@ -612,20 +614,6 @@ static void no_verdict_wording(void **state)
 
 /* --- round trips of real Valgrind files --- */
 
-static char *slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long len = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *buf = malloc((size_t)len + 1);
-	*n = fread(buf, 1, (size_t)len, f);
-	fclose(f);
-	return buf;
-}
-
 static void round_trip_files(void **state)
 {
 	(void)state;
@@ -640,7 +628,7 @@ static void round_trip_files(void **state)
 			continue;
 		char path[4096];
 		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-		char *in = slurp(path, &n);
+		char *in = test_slurp(NULL, path, &n);
 		if (!in)
 			fail_msg("cannot read %s", path);
 		rt_trace *t = rt_trace_new();
