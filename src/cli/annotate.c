@@ -16,7 +16,30 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char usage_text[] =
+enum { OPT_SHOW = 256, OPT_SORT, OPT_THRESHOLD, OPT_PERCS, OPT_AUTO, OPT_CONTEXT,
+       OPT_INCLUSIVE, OPT_TREE, OPT_VERSION };
+
+static const cli_option options[] = {
+	{0, "show", "=A,B,C", OPT_SHOW, "only show figures for events A,B,C [all]"},
+	{0, "sort", "=A,B,C", OPT_SORT, "sort by events A,B,C [event column order]; each\n"
+					"can be followed by :N, a threshold percentage of\n"
+					"its own (then --threshold is ignored)"},
+	{0, "threshold", "=N", OPT_THRESHOLD, "list functions until N% of the primary sort\n"
+					      "event is covered (0-100) [99]"},
+	{0, "show-percs", "=yes|no", OPT_PERCS, "show a percentage for each non-zero count [yes]"},
+	{0, "auto", "=yes|no", OPT_AUTO, "annotate the source files of the listed\n"
+					 "functions [yes]"},
+	{0, "context", "=N", OPT_CONTEXT, "lines of context around annotated lines [8]"},
+	{0, "inclusive", "=yes|no", OPT_INCLUSIVE, "costs of functions include their calls [no]"},
+	{0, "tree", "=none|caller|calling|both", OPT_TREE,
+	 "\ncallers and/or callees of each function [none]"},
+	{'I', "include", "=DIR", 'I', "look for source files in DIR as well"},
+	CLI_QUIET_HELP_OPTIONS("no warnings"),
+	{0, "version", NULL, OPT_VERSION, "the version"},
+};
+
+static const cli_command command = {
+	"annotate",
 	"usage: rtrace annotate [options] [PROFILE [SOURCE...]]\n"
 	"\n"
 	"Prints what callgrind_annotate prints for a Callgrind profile (and for\n"
@@ -24,28 +47,14 @@ static const char usage_text[] =
 	"by cost, their callers and callees, and the source files annotated line\n"
 	"by line. Without PROFILE, the first callgrind.out* (else cachegrind.out*)\n"
 	"of the current directory. SOURCE files are annotated too.\n"
-	"\n"
-	"      --show=A,B,C          only show figures for events A,B,C [all]\n"
-	"      --sort=A,B,C          sort by events A,B,C [event column order]; each\n"
-	"                            can be followed by :N, a threshold percentage of\n"
-	"                            its own (then --threshold is ignored)\n"
-	"      --threshold=N         list functions until N% of the primary sort\n"
-	"                            event is covered (0-100) [99]\n"
-	"      --show-percs=yes|no   show a percentage for each non-zero count [yes]\n"
-	"      --auto=yes|no         annotate the source files of the listed\n"
-	"                            functions [yes]\n"
-	"      --context=N           lines of context around annotated lines [8]\n"
-	"      --inclusive=yes|no    costs of functions include their calls [no]\n"
-	"      --tree=none|caller|calling|both\n"
-	"                            callers and/or callees of each function [none]\n"
-	"  -I, --include=DIR         look for source files in DIR as well\n"
-	"  -q, --quiet               no warnings\n"
-	"  -h, --help                this help\n"
-	"      --version             the version\n"
+	"\n",
+	options, sizeof options / sizeof *options, 28,
 	"\n"
 	"Events may be derived ones the profile defines (event: NAME = FORMULA).\n"
 	"Exit status: 0 ok, 1 bad input or I/O error (the report covers what was\n"
-	"read before the error), 2 bad command line.\n";
+	"read before the error), 2 bad command line.\n",
+	false,
+};
 
 typedef struct annotate_opts {
 	cg_annotate_opts a;
@@ -53,16 +62,13 @@ typedef struct annotate_opts {
 	char *show_arg, *sort_arg;
 } annotate_opts;
 
-enum { OPT_SHOW = 256, OPT_SORT, OPT_THRESHOLD, OPT_PERCS, OPT_AUTO, OPT_CONTEXT,
-       OPT_INCLUSIVE, OPT_TREE, OPT_VERSION };
-
 static bool yes_no(const char *opt, const char *v)
 {
 	if (!strcmp(v, "yes"))
 		return true;
 	if (!strcmp(v, "no"))
 		return false;
-	die_usage("annotate", "invalid --%s '%s': expected yes or no", opt, v);
+	cli_die_usage("annotate", "invalid --%s '%s': expected yes or no", opt, v);
 }
 
 /* callgrind_annotate's [\d.]+%? between 0 and 100, kept as written (the
@@ -88,9 +94,7 @@ static uint32_t split_list(char *arg, const char ***out)
 		char *comma = strchr(s, ',');
 		if (comma)
 			*comma = '\0';
-		v = realloc(v, (n + 1) * sizeof *v);
-		if (!v)
-			die("out of memory");
+		v = cli_xrealloc(v, n + 1, sizeof *v);
 		v[n++] = s;
 		s = comma ? comma + 1 : NULL;
 	}
@@ -108,14 +112,14 @@ static void parse_sort(annotate_opts *o, char *arg)
 	a->sort = o->lists[1];
 	o->lists[2] = calloc(a->nsort + 1, sizeof *o->lists[2]);
 	if (!o->lists[2])
-		die("out of memory");
+		cli_die("out of memory");
 	for (uint32_t i = 0; i < a->nsort; i++) {
 		char *colon = strrchr(a->sort[i], ':');
 		if (!colon)
 			continue;
 		size_t n = strlen(colon + 1), d = n && colon[n] == '%' ? n - 1 : n;
 		if (!valid_threshold(colon + 1, n))
-			die_usage("annotate", "invalid threshold in --sort '%s': expected a percentage "
+			cli_die_usage("annotate", "invalid threshold in --sort '%s': expected a percentage "
 				  "between 0 and 100", a->sort[i]);
 		colon[1 + d] = '\0';
 		o->lists[2][i] = colon + 1;
@@ -126,14 +130,12 @@ static void parse_sort(annotate_opts *o, char *arg)
 
 static void add_include(cg_annotate_opts *a, const char *dir)
 {
-	const char **v = realloc(a->include_dirs, (a->ninclude + 1) * sizeof *v);
-	if (!v)
-		die("out of memory");
+	const char **v = cli_xrealloc(a->include_dirs, a->ninclude + 1, sizeof *v);
 	v[a->ninclude++] = dir[0] == '=' ? dir + 1 : dir; /* callgrind_annotate's -I=DIR */
 	a->include_dirs = v;
 }
 
-static void parse_option(annotate_opts *o, int c, char **argv)
+static void parse_option(annotate_opts *o, int c)
 {
 	cg_annotate_opts *a = &o->a;
 	uint64_t v;
@@ -150,7 +152,7 @@ static void parse_option(annotate_opts *o, int c, char **argv)
 		break;
 	case OPT_THRESHOLD:
 		if (!valid_threshold(optarg, strlen(optarg)))
-			die_usage("annotate", "invalid --threshold '%s': expected a percentage between 0 and 100", optarg);
+			cli_die_usage("annotate", "invalid --threshold '%s': expected a percentage between 0 and 100", optarg);
 		optarg[strcspn(optarg, "%")] = '\0';
 		a->threshold = optarg;
 		break;
@@ -159,21 +161,18 @@ static void parse_option(annotate_opts *o, int c, char **argv)
 	case OPT_INCLUSIVE: a->inclusive = yes_no("inclusive", optarg); break;
 	case OPT_CONTEXT:
 		if (!cli_parse_u64(optarg, 10, &v) || v > 1000000)
-			die_usage("annotate", "invalid --context '%s': expected a number of lines", optarg);
+			cli_die_usage("annotate", "invalid --context '%s': expected a number of lines", optarg);
 		a->context = (uint32_t)v;
 		break;
 	case OPT_TREE:
 		if (strcmp(optarg, "none") && strcmp(optarg, "caller") && strcmp(optarg, "calling") &&
 		    strcmp(optarg, "both"))
-			die_usage("annotate", "invalid --tree '%s': expected none, caller, calling or both", optarg);
+			cli_die_usage("annotate", "invalid --tree '%s': expected none, caller, calling or both", optarg);
 		a->tree_caller = !strcmp(optarg, "caller") || !strcmp(optarg, "both");
 		a->tree_calling = !strcmp(optarg, "calling") || !strcmp(optarg, "both");
 		break;
 	case 'I': add_include(a, optarg); break;
-	case 'q': cli_quiet = true; break;
-	case 'h': fputs(usage_text, stdout); exit(RT_EXIT_OK);
 	case OPT_VERSION: printf("rtrace annotate %s\n", RTRACE_VERSION); exit(RT_EXIT_OK);
-	default: cli_bad_option("annotate", c, argv);
 	}
 }
 
@@ -188,10 +187,8 @@ static void add_user_file(cg_annotate_opts *a, const char *name)
 		found = !access(path, R_OK);
 	}
 	if (!found)
-		die_usage("annotate", "source file '%s' not found (nor in any -I directory)", name);
-	const char **v = realloc(a->user_files, (a->nuser + 1) * sizeof *v);
-	if (!v)
-		die("out of memory");
+		cli_die_usage("annotate", "source file '%s' not found (nor in any -I directory)", name);
+	const char **v = cli_xrealloc(a->user_files, a->nuser + 1, sizeof *v);
 	v[a->nuser++] = name;
 	a->user_files = v;
 }
@@ -218,31 +215,15 @@ static const char *find_profile(void)
 		}
 		globfree(&g);
 	}
-	die_usage("annotate", "no profile given, and no callgrind.out* or cachegrind.out* here");
+	cli_die_usage("annotate", "no profile given, and no callgrind.out* or cachegrind.out* here");
 }
 
 static void parse_options(int argc, char **argv, annotate_opts *o)
 {
-	static const struct option longopts[] = {
-		{"show", required_argument, NULL, OPT_SHOW},
-		{"sort", required_argument, NULL, OPT_SORT},
-		{"threshold", required_argument, NULL, OPT_THRESHOLD},
-		{"show-percs", required_argument, NULL, OPT_PERCS},
-		{"auto", required_argument, NULL, OPT_AUTO},
-		{"context", required_argument, NULL, OPT_CONTEXT},
-		{"inclusive", required_argument, NULL, OPT_INCLUSIVE},
-		{"tree", required_argument, NULL, OPT_TREE},
-		{"include", required_argument, NULL, 'I'},
-		{"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, OPT_VERSION},
-		{NULL, 0, NULL, 0},
-	};
 	int c;
-	opterr = 0;
 	o->a.context = 8;
-	while ((c = getopt_long(argc, argv, ":I:qh", longopts, NULL)) != -1)
-		parse_option(o, c, argv);
+	while ((c = cli_getopt(&command, argc, argv)) != -1)
+		parse_option(o, c);
 	if (optind < argc) {
 		o->a.input = argv[optind++];
 	} else {
@@ -270,7 +251,7 @@ static int read_profile(cg_profile *p, const char *path, bool *usable)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		die("cannot open '%s': %s", path, strerror(errno));
+		cli_die("cannot open '%s': %s", path, strerror(errno));
 	unsigned warnings = 0;
 	cg_read_opts ro = {CG_READ_MERGE_PARTS | CG_READ_LINES, cli_read_warning, &warnings};
 	cg_read_stats st;
@@ -283,7 +264,7 @@ static int read_profile(cg_profile *p, const char *path, bool *usable)
 		return 0;
 	cli_diag_error(&err);
 	if (*usable)
-		info("note: the report is partial: it covers what was read before the error (%" PRIu64
+		cli_info("note: the report is partial: it covers what was read before the error (%" PRIu64
 		     " line(s))", st.lines ? st.lines - 1 : 0);
 	return 1;
 }
@@ -302,9 +283,9 @@ int cmd_annotate(int argc, char **argv)
 		char msg[256];
 		int rc = cg_annotate_write(p, STDOUT_FILENO, &o.a, msg, sizeof msg);
 		if (rc == -EINVAL)
-			die_usage("annotate", "%s", msg);
+			cli_die_usage("annotate", "%s", msg);
 		if (rc) {
-			error("cannot write standard output: %s", strerror(-rc));
+			cli_error("cannot write standard output: %s", strerror(-rc));
 			status = RT_EXIT_DATA;
 		}
 	}

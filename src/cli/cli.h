@@ -1,10 +1,17 @@
-/* Shared plumbing of the rtrace command: uniform messages and the
- * subcommand entry points (one file per subcommand). */
+/* Shared plumbing of the rtrace command: uniform messages (usage.c), the
+ * option tables every subcommand's command line and --help are made from
+ * (options.c), input reading (input.c), the resolver's options
+ * (resolve.c), and the subcommand entry points (one file per
+ * subcommand). Every name has the cli_ prefix (cmd_ for entry points):
+ * the executable exports none of them, and none may take the place of a
+ * library's (libc's error(3) was once replaced by a CLI error()). */
 #ifndef RT_CLI_H
 #define RT_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdnoreturn.h>
 
 #include "rtrace/rtrace.h"
@@ -18,16 +25,54 @@ enum {
 
 extern bool cli_quiet; /* -q: no warnings */
 
-noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-noreturn void die_usage(const char *cmd, const char *fmt, ...)
+noreturn void cli_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+noreturn void cli_die_usage(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-void error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* realloc of n items of size bytes, or death ("out of memory"). */
+void *cli_xrealloc(void *p, size_t n, size_t size);
 
 /* Dies with the message for getopt's ':' (missing value) or '?' result;
  * option strings start with ':' and opterr is 0. */
 noreturn void cli_bad_option(const char *cmd, int c, char **argv);
+
+/* One option of a command, the single description from which both its
+ * getopt_long entry and its line in the --help text are made. */
+typedef struct cli_option {
+	char short_name;       /* 0: long form only */
+	const char *long_name;
+	const char *arg;       /* NULL: no value; else the value as the help
+				* shows it, separator included: " FILE", "=MODE" */
+	int id;                /* what cli_getopt returns: short_name, or a value
+				* above 255 for a long-only option */
+	const char *help;      /* lines after the first are indented to the help
+				* column; a leading '\n' starts the help under an
+				* option too long to share its line */
+} cli_option;
+
+/* Every command answers -q (cli_quiet) and -h (the help) the same way. */
+#define CLI_QUIET_HELP_OPTIONS(quiet_help)                               \
+	{'q', "quiet", NULL, 'q', quiet_help}, {'h', "help", NULL, 'h', "this help"}
+
+/* A command's command line: its options and the help text around them. */
+typedef struct cli_command {
+	const char *name;         /* "run": for messages */
+	const char *intro;        /* help text before the options */
+	const cli_option *options;
+	size_t noptions;
+	unsigned help_column;     /* where the options' help starts */
+	const char *epilogue;     /* help text after the options */
+	bool stop_at_operand;     /* options end at the first operand */
+} cli_command;
+
+/* getopt_long over cmd's table: the next option's id, or -1 after the
+ * last; -q (cli_quiet), -h (help printed, exit 0) and bad options (exit
+ * 2) are handled here, never returned. The option's value is in optarg. */
+int cli_getopt(const cli_command *cmd, int argc, char **argv);
+/* The --help text of cmd. */
+void cli_print_help(const cli_command *cmd, FILE *fp);
 
 /* Readers' warnings: the first CLI_MAX_WARNINGS are printed ("file:line:
  * col: msg"), the others counted in *count; cli_warnings_end() says how
@@ -71,12 +116,13 @@ typedef struct cli_resolve_opts {
 } cli_resolve_opts;
 
 /* The resolver's options, spelled the same on every command that
- * resolves: their getopt_long entries and values. */
+ * resolves (each says what they do in its own words): their table
+ * entries, and the values cli_getopt returns for them. */
 enum { CLI_OPT_DEBUG_DIR = 0x1000, CLI_OPT_ROOT, CLI_OPT_NO_CACHE };
-#define CLI_RESOLVE_LONGOPTS                                              \
-	{"debug-dir", required_argument, NULL, CLI_OPT_DEBUG_DIR},       \
-	{"root", required_argument, NULL, CLI_OPT_ROOT},                 \
-	{"no-cache", no_argument, NULL, CLI_OPT_NO_CACHE}
+#define CLI_RESOLVE_OPTIONS(debug_dir_help, root_help, no_cache_help)       \
+	{0, "debug-dir", " DIR", CLI_OPT_DEBUG_DIR, debug_dir_help},        \
+	{0, "root", " DIR", CLI_OPT_ROOT, root_help},                      \
+	{0, "no-cache", NULL, CLI_OPT_NO_CACHE, no_cache_help}
 /* Takes getopt's result c when it is one of the resolver's options (arg:
  * its value); false when it is not. */
 bool cli_resolve_option(cli_resolve_opts *o, const char *cmd, int c, const char *arg);

@@ -14,39 +14,46 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char usage_text[] =
+enum { OPT_NO_RESOLVE = 256, OPT_GEN_SUPP, OPT_SHOW_KINDS, OPT_DUMP_INSTR, OPT_COMPRESS_STRINGS,
+       OPT_COMPRESS_POS };
+
+static const cli_option options[] = {
+	{'t', "to", " FORMAT", 't', "text: the rtrace text protocol; xml: Valgrind XML\n"
+				    "(protocol 4; memcheck's for rtrace's findings);\n"
+				    "callgrind: an allocation profile in the Callgrind\n"
+				    "format (KCachegrind, callgrind_annotate)\n"
+				    "(default: xml when OUTPUT ends in .xml, callgrind\n"
+				    "when its name starts with callgrind.out or the\n"
+				    "input is a profile, else text)"},
+	{'o', "output", " FILE", 'o', "write FILE (default: standard output)"},
+	{0, "no-resolve", NULL, OPT_NO_RESOLVE, "xml: keep addresses unresolved (by default frames\n"
+						"are resolved first, as Valgrind names them)"},
+	CLI_RESOLVE_OPTIONS("look for separate debug info in DIR too (repeatable)",
+			    "resolve against DIR, a copy of the traced machine's\n"
+			    "file system",
+			    "no cache of inflated debug files (see\n"
+			    "'rtrace resolve --help')"),
+	{0, "dump-instr", "=yes", OPT_DUMP_INSTR, "callgrind: positions by instruction address too\n"
+						  "(the frames' return addresses), not only by line"},
+	{0, "compress-strings", "=no", OPT_COMPRESS_STRINGS, "callgrind: full names on every line"},
+	{0, "compress-pos", "=no", OPT_COMPRESS_POS, "callgrind: absolute line numbers and addresses"},
+	{0, "gen-suppressions", "=MODE", OPT_GEN_SUPP, "xml: all gives each error the suppression\n"
+						       "that would hide it, as memcheck does; no (default)"},
+	{0, "show-leak-kinds", "=SET", OPT_SHOW_KINDS, "xml: loss records written (default definite,possible;\n"
+						       "SET: definite,indirect,possible,reachable, all, none)"},
+	CLI_QUIET_HELP_OPTIONS("no warnings"),
+};
+
+static const cli_command command = {
+	"convert",
 	"usage: rtrace convert [options] INPUT\n"
 	"\n"
 	"Converts a trace to another format. INPUT ('-': standard input) is a\n"
 	"text trace (sp-rtrace's format), a binary trace from `rtrace run`, a\n"
 	"Valgrind XML file (any protocol, any tool) or a Callgrind or Cachegrind\n"
 	"profile, told by content.\n"
-	"\n"
-	"  -t, --to FORMAT           text: the rtrace text protocol; xml: Valgrind XML\n"
-	"                            (protocol 4; memcheck's for rtrace's findings);\n"
-	"                            callgrind: an allocation profile in the Callgrind\n"
-	"                            format (KCachegrind, callgrind_annotate)\n"
-	"                            (default: xml when OUTPUT ends in .xml, callgrind\n"
-	"                            when its name starts with callgrind.out or the\n"
-	"                            input is a profile, else text)\n"
-	"  -o, --output FILE         write FILE (default: standard output)\n"
-	"      --no-resolve          xml: keep addresses unresolved (by default frames\n"
-	"                            are resolved first, as Valgrind names them)\n"
-	"      --debug-dir DIR       look for separate debug info in DIR too (repeatable)\n"
-	"      --root DIR            resolve against DIR, a copy of the traced machine's\n"
-	"                            file system\n"
-	"      --no-cache            no cache of inflated debug files (see\n"
-	"                            'rtrace resolve --help')\n"
-	"      --dump-instr=yes      callgrind: positions by instruction address too\n"
-	"                            (the frames' return addresses), not only by line\n"
-	"      --compress-strings=no callgrind: full names on every line\n"
-	"      --compress-pos=no     callgrind: absolute line numbers and addresses\n"
-	"      --gen-suppressions=MODE  xml: all gives each error the suppression\n"
-	"                            that would hide it, as memcheck does; no (default)\n"
-	"      --show-leak-kinds=SET xml: loss records written (default definite,possible;\n"
-	"                            SET: definite,indirect,possible,reachable, all, none)\n"
-	"  -q, --quiet               no warnings\n"
-	"  -h, --help                this help\n"
+	"\n",
+	options, sizeof options / sizeof *options, 28,
 	"\n"
 	"The allocation profile's events, per resource type: Allocs (calls), Bytes\n"
 	"(sizes), and Leaks and LeakedBytes (definitely and indirectly lost, with\n"
@@ -57,7 +64,9 @@ static const char usage_text[] =
 	"to text, its loss records and heap errors become the trace's leak verdicts\n"
 	"and heap errors, its other errors \"## error\" comments.\n"
 	"Exit status: 0 ok, 1 bad input or I/O error (what was read before the\n"
-	"error is still written), 2 bad command line.\n";
+	"error is still written), 2 bad command line.\n",
+	false,
+};
 
 enum { TO_TEXT = 1, TO_XML = 2, TO_CALLGRIND = 3 };
 
@@ -71,9 +80,6 @@ typedef struct convert_opts {
 	cg_trace_opts cgt;
 } convert_opts;
 
-enum { OPT_NO_RESOLVE = 256, OPT_GEN_SUPP, OPT_SHOW_KINDS, OPT_DUMP_INSTR, OPT_COMPRESS_STRINGS,
-       OPT_COMPRESS_POS };
-
 static bool ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);
@@ -84,7 +90,7 @@ static bool ends_with(const char *s, const char *suffix)
 static bool yes_no(const char *arg, const char *opt)
 {
 	if (strcmp(arg, "yes") && strcmp(arg, "no"))
-		die_usage("convert", "invalid %s '%s': expected yes or no", opt, arg);
+		cli_die_usage("convert", "invalid %s '%s': expected yes or no", opt, arg);
 	return !strcmp(arg, "yes");
 }
 
@@ -99,19 +105,19 @@ static void parse_value(int c, const char *arg, convert_opts *o)
 		else if (!strcmp(arg, "callgrind"))
 			o->to = TO_CALLGRIND;
 		else
-			die_usage("convert", "invalid format '%s': expected text, xml or callgrind", arg);
+			cli_die_usage("convert", "invalid format '%s': expected text, xml or callgrind", arg);
 		break;
 	case OPT_DUMP_INSTR: o->cgt.instr = yes_no(arg, "--dump-instr"); break;
 	case OPT_COMPRESS_STRINGS: o->cg.no_compress_names = !yes_no(arg, "--compress-strings"); break;
 	case OPT_COMPRESS_POS: o->cg.no_compress_pos = !yes_no(arg, "--compress-pos"); break;
 	case OPT_GEN_SUPP:
 		if (strcmp(arg, "all") && strcmp(arg, "no"))
-			die_usage("convert", "invalid --gen-suppressions '%s': expected all or no", arg);
+			cli_die_usage("convert", "invalid --gen-suppressions '%s': expected all or no", arg);
 		o->xml.gen_suppressions = !strcmp(arg, "all");
 		break;
 	case OPT_SHOW_KINDS:
 		if (!leak_parse_kinds(arg, &o->xml.show_leak_kinds))
-			die_usage("convert", "invalid leak kinds '%s': expected a list of definite, indirect, "
+			cli_die_usage("convert", "invalid leak kinds '%s': expected a list of definite, indirect, "
 				  "possible, reachable, or all or none", arg);
 		if (!o->xml.show_leak_kinds)
 			o->xml.show_leak_kinds = RT_VGXML_SHOW_NONE;
@@ -121,23 +127,8 @@ static void parse_value(int c, const char *arg, convert_opts *o)
 
 static void parse_options(int argc, char **argv, convert_opts *o)
 {
-	static const struct option longopts[] = {
-		{"to", required_argument, NULL, 't'},
-		{"output", required_argument, NULL, 'o'},
-		{"no-resolve", no_argument, NULL, OPT_NO_RESOLVE},
-		CLI_RESOLVE_LONGOPTS,
-		{"gen-suppressions", required_argument, NULL, OPT_GEN_SUPP},
-		{"show-leak-kinds", required_argument, NULL, OPT_SHOW_KINDS},
-		{"dump-instr", required_argument, NULL, OPT_DUMP_INSTR},
-		{"compress-strings", required_argument, NULL, OPT_COMPRESS_STRINGS},
-		{"compress-pos", required_argument, NULL, OPT_COMPRESS_POS},
-		{"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	int c;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":t:o:qh", longopts, NULL)) != -1) {
+	while ((c = cli_getopt(&command, argc, argv)) != -1) {
 		switch (c) {
 		case 'o': o->output = optarg; break;
 		case OPT_NO_RESOLVE: o->no_resolve = true; break;
@@ -147,17 +138,13 @@ static void parse_options(int argc, char **argv, convert_opts *o)
 		case OPT_DUMP_INSTR:
 		case OPT_COMPRESS_STRINGS:
 		case OPT_COMPRESS_POS: parse_value(c, optarg, o); break;
-		case 'q': cli_quiet = true; break;
-		case 'h': fputs(usage_text, stdout); exit(RT_EXIT_OK);
-		default:
-			if (!cli_resolve_option(&o->res, "convert", c, optarg))
-				cli_bad_option("convert", c, argv);
+		default: cli_resolve_option(&o->res, "convert", c, optarg); break;
 		}
 	}
 	if (optind >= argc)
-		die_usage("convert", "no input given (a file, or - for standard input)");
+		cli_die_usage("convert", "no input given (a file, or - for standard input)");
 	if (optind + 1 < argc)
-		die_usage("convert", "unexpected argument '%s' (one input at a time)", argv[optind + 1]);
+		cli_die_usage("convert", "unexpected argument '%s' (one input at a time)", argv[optind + 1]);
 	o->input = argv[optind];
 	const char *base = o->output ? strrchr(o->output, '/') : NULL;
 	base = base ? base + 1 : o->output;
@@ -175,7 +162,7 @@ static int read_input(rt_trace *t, cg_profile **prof, const convert_opts *o, enu
 	bool is_stdin = !strcmp(o->input, "-");
 	int fd = is_stdin ? STDIN_FILENO : open(o->input, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		die("cannot open '%s': %s", o->input, strerror(errno));
+		cli_die("cannot open '%s': %s", o->input, strerror(errno));
 	unsigned warnings = 0;
 	rt_read_opts ro = {0, NULL, cli_read_warning, &warnings};
 	rt_read_stats st;
@@ -188,7 +175,7 @@ static int read_input(rt_trace *t, cg_profile **prof, const convert_opts *o, enu
 	if (rc) {
 		char buf[1024];
 		rt_diag_format(&err, buf, sizeof buf);
-		error("%s", buf);
+		cli_error("%s", buf);
 	}
 	bool empty = *format == CLI_VGXML	 ? rt_vg_doc_count(t) == 0
 		     : *format == CLI_CALLGRIND ? cg_profile_slots(*prof) == 0
@@ -202,7 +189,7 @@ static int write_output(rt_trace *t, const cg_profile *prof, const convert_opts 
 	if (o->output) {
 		fd = open(o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (fd < 0) {
-			error("cannot create '%s': %s", o->output, strerror(errno));
+			cli_error("cannot create '%s': %s", o->output, strerror(errno));
 			return -1;
 		}
 	}
@@ -222,7 +209,7 @@ static int write_output(rt_trace *t, const cg_profile *prof, const convert_opts 
 	if (o->output && close(fd) && !rc)
 		rc = -errno;
 	if (rc) {
-		error("cannot write %s: %s", o->output ? o->output : "standard output", strerror(-rc));
+		cli_error("cannot write %s: %s", o->output ? o->output : "standard output", strerror(-rc));
 		return -1;
 	}
 	return 0;
@@ -262,13 +249,13 @@ int cmd_convert(int argc, char **argv)
 	if (!o.to)
 		o.to = format == CLI_CALLGRIND ? TO_CALLGRIND : TO_TEXT;
 	if (format == CLI_CALLGRIND && o.to != TO_CALLGRIND) {
-		error("%s is a Callgrind profile: it converts to callgrind only (--to callgrind)", o.input);
+		cli_error("%s is a Callgrind profile: it converts to callgrind only (--to callgrind)", o.input);
 		goto out;
 	}
 	prepare(t, &prof, format, &o);
 	int wrc = write_output(t, prof, &o);
 	if (partial && !wrc)
-		info("note: the output is partial: it holds what was read before the error");
+		cli_info("note: the output is partial: it holds what was read before the error");
 	status = partial || wrc ? RT_EXIT_DATA : RT_EXIT_OK;
 out:
 	cg_profile_free(prof);

@@ -30,16 +30,8 @@ fd_track *fd_track_new(void)
 {
 	fd_track *f = calloc(1, sizeof(fd_track));
 	if (!f)
-		die("out of memory");
+		cli_die("out of memory");
 	return f;
-}
-
-static void *grow(void *p, size_t n)
-{
-	p = realloc(p, n);
-	if (!p)
-		die("out of memory");
-	return p;
 }
 
 void fd_track_free(fd_track *f)
@@ -59,7 +51,7 @@ static void set_path(fd_track *f, uint64_t fd, uint32_t id)
 		size_t cap = f->cap ? f->cap : 64;
 		while (cap <= fd)
 			cap *= 2;
-		f->path = grow(f->path, cap * sizeof *f->path);
+		f->path = cli_xrealloc(f->path, cap, sizeof *f->path);
 		memset(f->path + f->cap, 0, (cap - f->cap) * sizeof *f->path);
 		f->cap = cap;
 	}
@@ -74,7 +66,7 @@ void fd_track_call(fd_track *f, rt_trace *t, const rt_call *c)
 	if (rt_trace_is_bad_close(t, c)) {
 		uint32_t p = c->res_id < f->cap && f->path[c->res_id] ? f->path[c->res_id] - 1 : RT_NONE;
 		if (f->nbad == f->cbad)
-			f->bad = grow(f->bad, (f->cbad = f->cbad ? f->cbad * 2 : 8) * sizeof *f->bad);
+			f->bad = cli_xrealloc(f->bad, f->cbad = f->cbad ? f->cbad * 2 : 8, sizeof *f->bad);
 		f->bad[f->nbad++] = (fd_bad){c->res_id, c->fn, c->bt, p};
 		return;
 	}
@@ -88,11 +80,11 @@ void fd_track_call(fd_track *f, rt_trace *t, const rt_call *c)
 static void report_bad(const rt_trace *t, const fd_bad *b)
 {
 	if (b->path != RT_NONE)
-		info("File descriptor %" PRIu64 ": %s is already closed", b->fd, rt_trace_str(t, b->path));
+		cli_info("File descriptor %" PRIu64 ": %s is already closed", b->fd, rt_trace_str(t, b->path));
 	else
-		info("File descriptor %" PRIu64 " was never opened", b->fd);
+		cli_info("File descriptor %" PRIu64 " was never opened", b->fd);
 	leak_print_stack(t, b->fn, b->bt);
-	info("%s", "");
+	cli_info("%s", "");
 }
 
 void fd_report(const rt_trace *t, const fd_track *f, leak_counts *n)
@@ -110,15 +102,15 @@ void fd_report(const rt_trace *t, const fd_track *f, leak_counts *n)
 	for (size_t i = 0; i < nc; i++)
 		if (c[i].kind == RT_CALL_ALLOC && c[i].res_id >= 3 && rt_trace_res_is(t, c[i].res_type, "fd"))
 			open++;
-	info("FILE DESCRIPTORS: %zu open (%zu std) at exit.", open + std, std);
+	cli_info("FILE DESCRIPTORS: %zu open (%zu std) at exit.", open + std, std);
 	for (size_t i = 0; i < nc; i++) {
 		if (c[i].kind != RT_CALL_ALLOC || !rt_trace_res_is(t, c[i].res_type, "fd") || c[i].res_id < 3)
 			continue;
 		char what[1100];
 		rt_trace_fd_describe(t, &c[i], what, sizeof what);
-		info("Open file descriptor %" PRIu64 ": %s", c[i].res_id, what);
+		cli_info("Open file descriptor %" PRIu64 ": %s", c[i].res_id, what);
 		leak_print_stack(t, c[i].fn, c[i].bt);
-		info("%s", "");
+		cli_info("%s", "");
 		n->errors++;
 		n->contexts++;
 	}

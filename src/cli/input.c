@@ -42,16 +42,16 @@ static int read_binary_rest(rt_trace *t, int fd, const char *head, size_t n, con
 	size_t len = n, cap = 1u << 20;
 	char *buf = malloc(cap);
 	if (!buf)
-		die("out of memory reading %s", name);
+		cli_die("out of memory reading %s", name);
 	memcpy(buf, head, n);
 	for (;;) {
 		if (len == cap && !(buf = realloc(buf, cap *= 2)))
-			die("out of memory reading %s", name);
+			cli_die("out of memory reading %s", name);
 		ssize_t r = read(fd, buf + len, cap - len);
 		if (r == 0)
 			break;
 		if (r < 0 && errno != EINTR)
-			die("cannot read %s: %s", name, strerror(errno));
+			cli_die("cannot read %s: %s", name, strerror(errno));
 		len += r > 0 ? (size_t)r : 0;
 	}
 	int rc = rt_bin_read_mem(t, buf, len, name, ro, st, err);
@@ -79,9 +79,9 @@ static int replay_input(int fd, const char *head, size_t n, pid_t *child)
 {
 	int p[2];
 	if (pipe(p))
-		die("cannot create a pipe: %s", strerror(errno));
+		cli_die("cannot create a pipe: %s", strerror(errno));
 	if ((*child = fork()) < 0)
-		die("cannot fork: %s", strerror(errno));
+		cli_die("cannot fork: %s", strerror(errno));
 	if (*child > 0) {
 		close(p[1]);
 		return p[0];

@@ -51,7 +51,7 @@ void leak_print_stack(const rt_trace *t, uint32_t fn, uint32_t bt)
 {
 	bool first = true;
 	if (fn != RT_NONE && *rt_trace_str(t, fn)) {
-		info("   at %s", rt_trace_str(t, fn));
+		cli_info("   at %s", rt_trace_str(t, fn));
 		first = false;
 	}
 	uint32_t n = bt == RT_NONE ? 0 : rt_trace_bt_len(t, bt);
@@ -60,31 +60,31 @@ void leak_print_stack(const rt_trace *t, uint32_t fn, uint32_t bt)
 		const char *how = first ? "at" : "by";
 		const char *mod = module_of(t, f[i].addr);
 		if (f[i].text != RT_NONE)
-			info("   %s 0x%" PRIX64 ": %s", how, f[i].addr, rt_trace_str(t, f[i].text));
+			cli_info("   %s 0x%" PRIX64 ": %s", how, f[i].addr, rt_trace_str(t, f[i].text));
 		else
-			info("   %s 0x%" PRIX64 ": ???%s%s%s", how, f[i].addr, mod ? " (in " : "",
+			cli_info("   %s 0x%" PRIX64 ": ???%s%s%s", how, f[i].addr, mod ? " (in " : "",
 			     mod ? mod : "", mod ? ")" : "");
 	}
 	if (!n)
-		info("   (no stack recorded)");
+		cli_info("   (no stack recorded)");
 }
 
 static void print_error(const rt_trace *t, const rt_heap_error *e)
 {
 	char size[32];
-	info("%s", e->kind == RT_ERR_INVALID_FREE ? "Invalid free() / delete / delete[] / realloc()"
+	cli_info("%s", e->kind == RT_ERR_INVALID_FREE ? "Invalid free() / delete / delete[] / realloc()"
 						   : "Mismatched free() / delete / delete []");
 	leak_print_stack(t, e->fn, e->bt);
 	if (e->block == RT_BLOCK_UNKNOWN) {
-		info(" Address 0x%" PRIx64 " is not stack'd, malloc'd or (recently) free'd", e->addr);
+		cli_info(" Address 0x%" PRIx64 " is not stack'd, malloc'd or (recently) free'd", e->addr);
 		return;
 	}
-	info(" Address 0x%" PRIx64 " is %" PRIu64 " bytes inside a block of size %s %s", e->addr,
+	cli_info(" Address 0x%" PRIx64 " is %" PRIu64 " bytes inside a block of size %s %s", e->addr,
 	     e->addr - e->block_addr, cli_grouped(e->block_size, size),
 	     e->block == RT_BLOCK_LIVE ? "alloc'd" : "free'd");
 	if (e->block == RT_BLOCK_FREED) {
 		leak_print_stack(t, e->free_fn, e->free_bt);
-		info(" Block was alloc'd at");
+		cli_info(" Block was alloc'd at");
 	}
 	leak_print_stack(t, e->alloc_fn, e->alloc_bt);
 }
@@ -95,7 +95,7 @@ void leak_report_errors(const rt_trace *t, leak_counts *n)
 	for (size_t i = 0; i < ne; i++) {
 		const rt_heap_error *e = rt_trace_heap_error_at(t, i);
 		print_error(t, e);
-		info("%s", "");
+		cli_info("%s", "");
 		n->errors++;
 		/* a context: an error kind at a place (memcheck's counting) */
 		bool seen = false;
@@ -111,14 +111,14 @@ static void print_loss(const rt_trace *t, const rt_loss_record *l, size_t i, siz
 {
 	char a[32], b[32], c[32], d[32];
 	if (l->kind == RT_LEAK_DEFINITE && l->indirect)
-		info("%s (%s direct, %s indirect) bytes in %s blocks are %s in loss record %s of %zu",
+		cli_info("%s (%s direct, %s indirect) bytes in %s blocks are %s in loss record %s of %zu",
 		     cli_grouped(l->bytes + l->indirect, a), cli_grouped(l->bytes, b), cli_grouped(l->indirect, c),
 		     cli_grouped(l->blocks, d), rt_leak_kind_name(l->kind), cli_grouped(i + 1, a + 16), n);
 	else
-		info("%s bytes in %s blocks are %s in loss record %s of %zu", cli_grouped(l->bytes, a),
+		cli_info("%s bytes in %s blocks are %s in loss record %s of %zu", cli_grouped(l->bytes, a),
 		     cli_grouped(l->blocks, c), rt_leak_kind_name(l->kind), cli_grouped(i + 1, b), n);
 	leak_print_stack(t, l->fn, l->bt);
-	info("%s", "");
+	cli_info("%s", "");
 }
 
 static void print_summary(const rt_leak_summary *s)
@@ -126,17 +126,17 @@ static void print_summary(const rt_leak_summary *s)
 	static const char *const label[] = {"", "definitely lost", "indirectly lost",
 					    "  possibly lost", "still reachable"};
 	char a[32], b[32];
-	info("LEAK SUMMARY:");
+	cli_info("LEAK SUMMARY:");
 	for (int k = 1; k <= RT_LEAK_KINDS; k++) {
-		info("   %s: %s bytes in %s blocks", label[k], cli_grouped(s->bytes[k], a), cli_grouped(s->blocks[k], b));
+		cli_info("   %s: %s bytes in %s blocks", label[k], cli_grouped(s->bytes[k], a), cli_grouped(s->blocks[k], b));
 		if (k == RT_LEAK_REACHABLE && (s->heur_blocks[1] | s->heur_blocks[2] | s->heur_blocks[3] | s->heur_blocks[4]))
-			info("                      of which reachable via heuristic:");
+			cli_info("                      of which reachable via heuristic:");
 		for (int h = 1; k == RT_LEAK_REACHABLE && h <= RT_LEAK_HEURISTICS; h++)
 			if (s->heur_blocks[h])
-				info("                        %-19s: %s bytes in %s blocks", rt_leak_heuristic_name((unsigned)h),
+				cli_info("                        %-19s: %s bytes in %s blocks", rt_leak_heuristic_name((unsigned)h),
 				     cli_grouped(s->heur_bytes[h], a), cli_grouped(s->heur_blocks[h], b));
 	}
-	info("        suppressed: 0 bytes in 0 blocks");
+	cli_info("        suppressed: 0 bytes in 0 blocks");
 }
 
 void leak_report_leaks(const rt_trace *t, const leak_opts *o, leak_counts *n)
@@ -157,13 +157,13 @@ void leak_report_leaks(const rt_trace *t, const leak_opts *o, leak_counts *n)
 	free(r);
 	print_summary(s);
 	if (s->mode == RT_LEAK_CHECK_SUMMARY)
-		info("Rerun with --leak-check=full to see details of leaked memory");
+		cli_info("Rerun with --leak-check=full to see details of leaked memory");
 	else if (!(o->show & (1u << RT_LEAK_REACHABLE)) && s->blocks[RT_LEAK_REACHABLE])
-		info("Reachable blocks (those to which a pointer was found) are not shown.");
+		cli_info("Reachable blocks (those to which a pointer was found) are not shown.");
 }
 
 void leak_report_end(const leak_counts *n)
 {
 	char a[32], b[32];
-	info("ERROR SUMMARY: %s errors from %s contexts", cli_grouped(n->errors, a), cli_grouped(n->contexts, b));
+	cli_info("ERROR SUMMARY: %s errors from %s contexts", cli_grouped(n->errors, a), cli_grouped(n->contexts, b));
 }

@@ -18,7 +18,40 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static const char usage_text[] =
+enum { OPT_INCLUDE = 256, OPT_EXCLUDE, OPT_CALL_ADDRESS };
+
+static const cli_option options[] = {
+	{'i', "input-file", " FILE", 'i', "read FILE (default: standard input)"},
+	{'o', "output-dir", " DIR", 'o', "write a new file in DIR, named after the traced\n"
+					 "process and pid; never overwrites (default: stdout)"},
+	{'l', "filter-leaks", NULL, 'l', "drop resources that were released, and releases"},
+	{'c', "compress", NULL, 'c', "group calls by backtrace, with per-group totals"},
+	{'s', "sort", " ORDER", 's', "group order with -c: size-asc (default), size,\n"
+				     "count, count-asc"},
+	{'C', "context", " MASK", 'C', "keep calls whose context matches the hex MASK\n"
+					"(0: calls made outside any context)"},
+	{'R', "resource", " MASK", 'R', "keep resource types in the hex MASK of registry ids"},
+	{'b', "backtrace-depth", " N", 'b', "keep at most N frames of each backtrace"},
+	{'r', "resolve", NULL, 'r', "resolve addresses to functions, files and lines\n"
+				    "(as 'rtrace resolve'; after the other filters)"},
+	CLI_RESOLVE_OPTIONS("with -r: look for separate debug info in DIR too\n"
+			    "(by build id and .gnu_debuglink; repeatable)",
+			    "with -r: read modules and /usr/lib/debug under DIR,\n"
+			    "a copy of the traced machine's file system",
+			    "with -r: no cache of inflated debug files (see\n"
+			    "'rtrace resolve --help')"),
+	{0, "include", " FILE", OPT_INCLUDE, "keep only the calls whose index is listed in FILE"},
+	{0, "exclude", " FILE", OPT_EXCLUDE, "drop the calls whose index is listed in FILE\n"
+					     "(one index per line, decimal or 0x hex)"},
+	{0, "call-address", " TARGET:START+SIZE", OPT_CALL_ADDRESS,
+	 "\nkeep calls with a frame in [START, START+SIZE) of\n"
+	 "the module whose path contains TARGET (START is\n"
+	 "relative to the module unless inside its mapping)"},
+	CLI_QUIET_HELP_OPTIONS("no warnings"),
+};
+
+static const cli_command command = {
+	"postproc",
 	"usage: rtrace postproc [options]\n"
 	"\n"
 	"Post-processes a trace in the rtrace text protocol (sp-rtrace's format), a\n"
@@ -26,40 +59,15 @@ static const char usage_text[] =
 	"writes the result in the text protocol. Drop-in for sp-rtrace-postproc.\n"
 	"Valgrind's loss records and heap errors become the trace's leak verdicts\n"
 	"and heap errors (\"## \" comments), its other errors comments.\n"
-	"\n"
-	"  -i, --input-file FILE     read FILE (default: standard input)\n"
-	"  -o, --output-dir DIR      write a new file in DIR, named after the traced\n"
-	"                            process and pid; never overwrites (default: stdout)\n"
-	"  -l, --filter-leaks        drop resources that were released, and releases\n"
-	"  -c, --compress            group calls by backtrace, with per-group totals\n"
-	"  -s, --sort ORDER          group order with -c: size-asc (default), size,\n"
-	"                            count, count-asc\n"
-	"  -C, --context MASK        keep calls whose context matches the hex MASK\n"
-	"                            (0: calls made outside any context)\n"
-	"  -R, --resource MASK       keep resource types in the hex MASK of registry ids\n"
-	"  -b, --backtrace-depth N   keep at most N frames of each backtrace\n"
-	"  -r, --resolve             resolve addresses to functions, files and lines\n"
-	"                            (as 'rtrace resolve'; after the other filters)\n"
-	"      --debug-dir DIR       with -r: look for separate debug info in DIR too\n"
-	"                            (by build id and .gnu_debuglink; repeatable)\n"
-	"      --root DIR            with -r: read modules and /usr/lib/debug under DIR,\n"
-	"                            a copy of the traced machine's file system\n"
-	"      --no-cache            with -r: no cache of inflated debug files (see\n"
-	"                            'rtrace resolve --help')\n"
-	"      --include FILE        keep only the calls whose index is listed in FILE\n"
-	"      --exclude FILE        drop the calls whose index is listed in FILE\n"
-	"                            (one index per line, decimal or 0x hex)\n"
-	"      --call-address TARGET:START+SIZE\n"
-	"                            keep calls with a frame in [START, START+SIZE) of\n"
-	"                            the module whose path contains TARGET (START is\n"
-	"                            relative to the module unless inside its mapping)\n"
-	"  -q, --quiet               no warnings\n"
-	"  -h, --help                this help\n"
+	"\n",
+	options, sizeof options / sizeof *options, 28,
 	"\n"
 	"Short options combine as in sp-rtrace: 'rtrace postproc -lci trace.txt'.\n"
 	"'rtrace postproc -lcr -i TRACE' lists the leaks by stack, with names.\n"
 	"Exit status: 0 ok, 1 bad input or I/O error (what was read before the\n"
-	"error is still written), 2 bad command line.\n";
+	"error is still written), 2 bad command line.\n",
+	false,
+};
 
 typedef struct postproc_opts {
 	const char *input, *output_dir;
@@ -73,8 +81,6 @@ typedef struct postproc_opts {
 	const char *call_address;
 } postproc_opts;
 
-enum { OPT_INCLUDE = 256, OPT_EXCLUDE, OPT_CALL_ADDRESS };
-
 static uint32_t parse_mask(const char *arg, const char *what)
 {
 	uint64_t v;
@@ -82,7 +88,7 @@ static uint32_t parse_mask(const char *arg, const char *what)
 	if (!strncmp(s, "0x", 2) || !strncmp(s, "0X", 2))
 		s += 2;
 	if (!cli_parse_u64(s, 16, &v) || v > UINT32_MAX)
-		die_usage("postproc", "invalid %s mask '%s': expected a hexadecimal number", what, arg);
+		cli_die_usage("postproc", "invalid %s mask '%s': expected a hexadecimal number", what, arg);
 	return (uint32_t)v;
 }
 
@@ -95,33 +101,14 @@ static enum rt_sort parse_sort(const char *arg)
 	for (size_t i = 0; i < sizeof orders / sizeof *orders; i++)
 		if (!strcmp(arg, orders[i].name))
 			return orders[i].sort;
-	die_usage("postproc", "invalid sort order '%s': expected size, size-asc, count or count-asc", arg);
+	cli_die_usage("postproc", "invalid sort order '%s': expected size, size-asc, count or count-asc", arg);
 }
 
 static void parse_options(int argc, char **argv, postproc_opts *o)
 {
-	static const struct option longopts[] = {
-		{"input-file", required_argument, NULL, 'i'},
-		{"output-dir", required_argument, NULL, 'o'},
-		{"filter-leaks", no_argument, NULL, 'l'},
-		{"compress", no_argument, NULL, 'c'},
-		{"sort", required_argument, NULL, 's'},
-		{"context", required_argument, NULL, 'C'},
-		{"resource", required_argument, NULL, 'R'},
-		{"backtrace-depth", required_argument, NULL, 'b'},
-		{"include", required_argument, NULL, OPT_INCLUDE},
-		{"exclude", required_argument, NULL, OPT_EXCLUDE},
-		{"call-address", required_argument, NULL, OPT_CALL_ADDRESS},
-		{"resolve", no_argument, NULL, 'r'},
-		CLI_RESOLVE_LONGOPTS,
-		{"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	uint64_t v;
 	int c;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:o:lcrs:C:R:b:qh", longopts, NULL)) != -1) {
+	while ((c = cli_getopt(&command, argc, argv)) != -1) {
 		switch (c) {
 		case 'i': o->input = optarg; break;
 		case 'o': o->output_dir = optarg; break;
@@ -133,25 +120,21 @@ static void parse_options(int argc, char **argv, postproc_opts *o)
 		case 'R': o->by_resource = true; o->resource_mask = parse_mask(optarg, "resource"); break;
 		case 'b':
 			if (!cli_parse_u64(optarg, 10, &v) || v == 0 || v > UINT32_MAX)
-				die_usage("postproc", "invalid backtrace depth '%s': expected a positive number", optarg);
+				cli_die_usage("postproc", "invalid backtrace depth '%s': expected a positive number", optarg);
 			o->depth = (uint32_t)v;
 			break;
 		case OPT_INCLUDE: o->include = optarg; break;
 		case OPT_EXCLUDE: o->exclude = optarg; break;
 		case OPT_CALL_ADDRESS: o->call_address = optarg; break;
-		case 'q': cli_quiet = true; break;
-		case 'h': fputs(usage_text, stdout); exit(RT_EXIT_OK);
-		default:
-			if (!cli_resolve_option(&o->res, "postproc", c, optarg))
-				cli_bad_option("postproc", c, argv);
+		default: cli_resolve_option(&o->res, "postproc", c, optarg); break;
 		}
 	}
 	if (optind < argc)
-		die_usage("postproc", "unexpected argument '%s' (the input is given with -i)", argv[optind]);
+		cli_die_usage("postproc", "unexpected argument '%s' (the input is given with -i)", argv[optind]);
 	if (o->sort_given && !o->compress)
-		die_usage("postproc", "--sort orders the groups of --compress; add -c");
+		cli_die_usage("postproc", "--sort orders the groups of --compress; add -c");
 	if (cli_resolve_opts_given(&o->res) && !o->resolve)
-		die_usage("postproc", "--debug-dir, --root and --no-cache are options of --resolve; add -r");
+		cli_die_usage("postproc", "--debug-dir, --root and --no-cache are options of --resolve; add -r");
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -165,7 +148,7 @@ static uint64_t *load_index_file(const char *path, size_t *n)
 {
 	FILE *fp = fopen(path, "r");
 	if (!fp)
-		die("cannot open index file '%s': %s", path, strerror(errno));
+		cli_die("cannot open index file '%s': %s", path, strerror(errno));
 	uint64_t *v = NULL;
 	size_t cap = 0, line = 0;
 	char *buf = NULL;
@@ -183,13 +166,11 @@ static uint64_t *load_index_file(const char *path, size_t *n)
 		char save = *end;
 		*end = '\0';
 		if (!cli_parse_u64(base == 16 ? s + 2 : s, base, &x))
-			die("%s:%zu:%td: expected a call index (decimal or 0x hex)", path, line, s - buf + 1);
+			cli_die("%s:%zu:%td: expected a call index (decimal or 0x hex)", path, line, s - buf + 1);
 		*end = save;
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 256;
-			v = realloc(v, cap * sizeof *v);
-			if (!v)
-				die("out of memory");
+			v = cli_xrealloc(v, cap, sizeof *v);
 		}
 		v[(*n)++] = x;
 	}
@@ -246,13 +227,13 @@ static void select_calls(rt_trace *t, const postproc_opts *o)
 		char *plus = colon ? strchr(colon, '+') : NULL;
 		uint64_t start, size;
 		if (!colon || !plus || colon == target)
-			die_usage("postproc", "invalid --call-address '%s': expected TARGET:START+SIZE", o->call_address);
+			cli_die_usage("postproc", "invalid --call-address '%s': expected TARGET:START+SIZE", o->call_address);
 		*colon = *plus = '\0';
 		if (!cli_parse_u64(colon + 1, 0, &start) || !cli_parse_u64(plus + 1, 0, &size))
-			die_usage("postproc", "invalid --call-address '%s': START and SIZE are numbers", o->call_address);
+			cli_die_usage("postproc", "invalid --call-address '%s': START and SIZE are numbers", o->call_address);
 		sel.by_address = true;
 		if (!rt_address_range(t, target, start, size, &sel.addr_from, &sel.addr_to)) {
-			warning("--call-address: no module in the memory map matches '%s'; no call selected", target);
+			cli_warning("--call-address: no module in the memory map matches '%s'; no call selected", target);
 			sel.addr_from = sel.addr_to = 0;
 		}
 		free(target);
@@ -302,7 +283,7 @@ static int write_result(rt_trace *t, const postproc_opts *o)
 	if (o->output_dir) {
 		fd = open_output(o->output_dir, t, path, sizeof path);
 		if (fd < 0) {
-			error("cannot create an output file in '%s': %s", o->output_dir, strerror(errno));
+			cli_error("cannot create an output file in '%s': %s", o->output_dir, strerror(errno));
 			return -1;
 		}
 	}
@@ -311,10 +292,10 @@ static int write_result(rt_trace *t, const postproc_opts *o)
 		if (close(fd) && !rc)
 			rc = -errno;
 		if (!rc)
-			info("created text trace %s", path);
+			cli_info("created text trace %s", path);
 	}
 	if (rc) {
-		error("cannot write %s: %s", o->output_dir ? path : "standard output", strerror(-rc));
+		cli_error("cannot write %s: %s", o->output_dir ? path : "standard output", strerror(-rc));
 		return -1;
 	}
 	return 0;
@@ -330,7 +311,7 @@ int cmd_postproc(int argc, char **argv)
 	if (o.input) {
 		fd = open(o.input, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
-			die("cannot open '%s': %s", o.input, strerror(errno));
+			cli_die("cannot open '%s': %s", o.input, strerror(errno));
 		name = o.input;
 	}
 	rt_trace *t = rt_trace_new();
@@ -362,7 +343,7 @@ int cmd_postproc(int argc, char **argv)
 		cli_resolve(t, &o.res);
 	int wrc = write_result(t, &o);
 	if (rc && !wrc)
-		info("note: the output is partial: it holds what was read before the error (%" PRIu64 " call record(s))",
+		cli_info("note: the output is partial: it holds what was read before the error (%" PRIu64 " call record(s))",
 		     st.calls);
 	rt_trace_free(t);
 	cli_resolve_opts_free(&o.res);

@@ -13,7 +13,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char usage_text[] =
+static const cli_option options[] = {
+	{'i', "input-file", " FILE", 'i', "read FILE (default: standard input)"},
+	{'o', "output-file", " FILE", 'o', "write FILE (default: standard output)"},
+	CLI_RESOLVE_OPTIONS("look for separate debug info in DIR as well, by build\n"
+			    "id (DIR/.build-id/xx/yyyy.debug) and by .gnu_debuglink\n"
+			    "name; may be given several times, searched in order\n"
+			    "before /usr/lib/debug",
+			    "resolve against a copy of the traced machine's file\n"
+			    "system: modules and /usr/lib/debug are read under DIR",
+			    "neither read nor write the cache of debug files (below)"),
+	CLI_QUIET_HELP_OPTIONS("no warnings"),
+};
+
+static const cli_command command = {
+	"resolve",
 	"usage: rtrace resolve [options] [-i TRACE] [-o OUTPUT]\n"
 	"\n"
 	"Resolves the backtrace addresses of a trace to functions, source files and\n"
@@ -26,18 +40,8 @@ static const char usage_text[] =
 	"The input is a text trace or a binary trace from `rtrace run` (told by\n"
 	"content). Modules are placed where the trace's memory map says they were;\n"
 	"each is read once, with its separate debug info when there is one.\n"
-	"\n"
-	"  -i, --input-file FILE   read FILE (default: standard input)\n"
-	"  -o, --output-file FILE  write FILE (default: standard output)\n"
-	"      --debug-dir DIR     look for separate debug info in DIR as well, by build\n"
-	"                          id (DIR/.build-id/xx/yyyy.debug) and by .gnu_debuglink\n"
-	"                          name; may be given several times, searched in order\n"
-	"                          before /usr/lib/debug\n"
-	"      --root DIR          resolve against a copy of the traced machine's file\n"
-	"                          system: modules and /usr/lib/debug are read under DIR\n"
-	"      --no-cache          neither read nor write the cache of debug files (below)\n"
-	"  -q, --quiet             no warnings\n"
-	"  -h, --help              this help\n"
+	"\n",
+	options, sizeof options / sizeof *options, 26,
 	"\n"
 	"A module that cannot be read leaves its addresses without function names,\n"
 	"with one warning. Separate debug files whose sections are compressed (as\n"
@@ -47,19 +51,18 @@ static const char usage_text[] =
 	"empties it. 'rtrace postproc -r' resolves too, after its filters:\n"
 	"'rtrace postproc -lcr -i TRACE' lists the leaks by stack with names.\n"
 	"Exit status: 0 ok, 1 bad input or I/O error (what was read before the\n"
-	"error is still written), 2 bad command line.\n";
-
+	"error is still written), 2 bad command line.\n",
+	false,
+};
 
 static void add_debug_dir(cli_resolve_opts *o, const char *cmd, const char *dir)
 {
 	struct stat st;
 	if (!*dir || strchr(dir, ':'))
-		die_usage(cmd, "invalid --debug-dir '%s': expected a directory name without ':'", dir);
+		cli_die_usage(cmd, "invalid --debug-dir '%s': expected a directory name without ':'", dir);
 	if (stat(dir, &st) || !S_ISDIR(st.st_mode))
-		warning("--debug-dir '%s' is not a directory; ignored", dir);
-	const char **v = realloc(o->debug_dirs, (o->ndebug_dirs + 1) * sizeof *v);
-	if (!v)
-		die("out of memory");
+		cli_warning("--debug-dir '%s' is not a directory; ignored", dir);
+	const char **v = cli_xrealloc(o->debug_dirs, o->ndebug_dirs + 1, sizeof *v);
 	v[o->ndebug_dirs++] = dir;
 	o->debug_dirs = v;
 }
@@ -68,11 +71,11 @@ static void set_root(cli_resolve_opts *o, const char *cmd, const char *dir)
 {
 	struct stat st;
 	if (!*dir || strchr(dir, ':'))
-		die_usage(cmd, "invalid --root '%s': expected a directory name without ':'", dir);
+		cli_die_usage(cmd, "invalid --root '%s': expected a directory name without ':'", dir);
 	if (stat(dir, &st))
-		die_usage(cmd, "invalid --root '%s': %s", dir, strerror(errno));
+		cli_die_usage(cmd, "invalid --root '%s': %s", dir, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
-		die_usage(cmd, "invalid --root '%s': not a directory", dir);
+		cli_die_usage(cmd, "invalid --root '%s': not a directory", dir);
 	o->root = dir;
 }
 
@@ -101,7 +104,7 @@ void cli_resolve_opts_free(cli_resolve_opts *o)
 static void on_resolve_warning(void *ctx, const char *msg)
 {
 	(void)ctx;
-	warning("%s", msg);
+	cli_warning("%s", msg);
 }
 
 /* The cache of debug files: $RTRACE_CACHE_DIR, else the XDG cache
@@ -136,7 +139,7 @@ void cli_resolve(rt_trace *t, const cli_resolve_opts *o)
 	rt_resolve_trace(t, &ro, &st);
 	free(cache);
 	if (st.addrs && !st.functions && !st.missing)
-		warning("no function name found for any of %" PRIu64 " address(es): no symbols or "
+		cli_warning("no function name found for any of %" PRIu64 " address(es): no symbols or "
 			"debug info in the traced modules?", st.addrs);
 }
 
@@ -147,29 +150,16 @@ typedef struct resolve_opts {
 
 static void parse_options(int argc, char **argv, resolve_opts *o)
 {
-	static const struct option longopts[] = {
-		{"input-file", required_argument, NULL, 'i'},
-		{"output-file", required_argument, NULL, 'o'},
-		CLI_RESOLVE_LONGOPTS,
-		{"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	int c;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:o:qh", longopts, NULL)) != -1) {
+	while ((c = cli_getopt(&command, argc, argv)) != -1) {
 		switch (c) {
 		case 'i': o->input = optarg; break;
 		case 'o': o->output = optarg; break;
-		case 'q': cli_quiet = true; break;
-		case 'h': fputs(usage_text, stdout); exit(RT_EXIT_OK);
-		default:
-			if (!cli_resolve_option(&o->res, "resolve", c, optarg))
-				cli_bad_option("resolve", c, argv);
+		default: cli_resolve_option(&o->res, "resolve", c, optarg); break;
 		}
 	}
 	if (optind < argc)
-		die_usage("resolve", "unexpected argument '%s' (the input is given with -i)", argv[optind]);
+		cli_die_usage("resolve", "unexpected argument '%s' (the input is given with -i)", argv[optind]);
 }
 
 static int write_output(rt_trace *t, const char *path)
@@ -179,14 +169,14 @@ static int write_output(rt_trace *t, const char *path)
 	w.contexts = true;
 	int fd = STDOUT_FILENO;
 	if (path && (fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
-		error("cannot create '%s': %s", path, strerror(errno));
+		cli_error("cannot create '%s': %s", path, strerror(errno));
 		return -1;
 	}
 	int rc = rt_text_write_fd(t, fd, &w);
 	if (path && close(fd) && !rc)
 		rc = -errno;
 	if (rc) {
-		error("cannot write %s: %s", path ? path : "standard output", strerror(-rc));
+		cli_error("cannot write %s: %s", path ? path : "standard output", strerror(-rc));
 		return -1;
 	}
 	return 0;
@@ -200,7 +190,7 @@ int cmd_resolve(int argc, char **argv)
 	const char *name = "<stdin>";
 	if (o.input) {
 		if ((fd = open(o.input, O_RDONLY | O_CLOEXEC)) < 0)
-			die("cannot open '%s': %s", o.input, strerror(errno));
+			cli_die("cannot open '%s': %s", o.input, strerror(errno));
 		name = o.input;
 	}
 	rt_trace *t = rt_trace_new();
@@ -219,7 +209,7 @@ int cmd_resolve(int argc, char **argv)
 		cli_resolve(t, &o.res);
 		wrc = write_output(t, o.output);
 		if (rc && !wrc)
-			info("note: the output is partial: it holds what was read before the error (%" PRIu64
+			cli_info("note: the output is partial: it holds what was read before the error (%" PRIu64
 			     " call record(s))", st.calls);
 	}
 	rt_trace_free(t);

@@ -1,3 +1,8 @@
+/* The messages every subcommand prints, in git's manner: "rtrace: error:
+ * ...", "rtrace: warning: ...", and death with the exit statuses of cli.h.
+ * All names carry the cli_ prefix: rtrace is linked with libraries
+ * (libdw, libelf) that call libc's error(3), and a function of ours
+ * named error would take its place for them. */
 #include "cli.h"
 
 #include <errno.h>
@@ -17,7 +22,7 @@ static void vreport(const char *prefix, const char *fmt, va_list ap)
 	fputc('\n', stderr);
 }
 
-void die(const char *fmt, ...)
+void cli_die(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -26,7 +31,7 @@ void die(const char *fmt, ...)
 	exit(RT_EXIT_DATA);
 }
 
-void die_usage(const char *cmd, const char *fmt, ...)
+void cli_die_usage(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -36,7 +41,7 @@ void die_usage(const char *cmd, const char *fmt, ...)
 	exit(RT_EXIT_USAGE);
 }
 
-void error(const char *fmt, ...)
+void cli_error(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -44,7 +49,17 @@ void error(const char *fmt, ...)
 	va_end(ap);
 }
 
-void warning(const char *fmt, ...)
+void *cli_xrealloc(void *p, size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size)
+		cli_die("out of memory");
+	p = realloc(p, n * size);
+	if (!p && n && size)
+		cli_die("out of memory");
+	return p;
+}
+
+void cli_warning(const char *fmt, ...)
 {
 	if (cli_quiet)
 		return;
@@ -54,7 +69,7 @@ void warning(const char *fmt, ...)
 	va_end(ap);
 }
 
-void info(const char *fmt, ...)
+void cli_info(const char *fmt, ...)
 {
 	if (cli_quiet)
 		return;
@@ -70,7 +85,7 @@ void cli_count_warning(unsigned *count, const rt_diag *d)
 		return;
 	char buf[1024];
 	rt_diag_format(d, buf, sizeof buf);
-	warning("%s", buf);
+	cli_warning("%s", buf);
 }
 
 void cli_read_warning(void *count, const rt_diag *d)
@@ -81,14 +96,14 @@ void cli_read_warning(void *count, const rt_diag *d)
 void cli_warnings_end(unsigned count)
 {
 	if (count > CLI_MAX_WARNINGS)
-		warning("%u more warning(s) not shown", count - CLI_MAX_WARNINGS);
+		cli_warning("%u more warning(s) not shown", count - CLI_MAX_WARNINGS);
 }
 
 void cli_diag_error(const rt_diag *d)
 {
 	char buf[1024];
 	rt_diag_format(d, buf, sizeof buf);
-	error("%s", buf);
+	cli_error("%s", buf);
 }
 
 bool cli_parse_u64(const char *s, int base, uint64_t *v)
@@ -107,10 +122,10 @@ bool cli_parse_u64(const char *s, int base, uint64_t *v)
 void cli_bad_option(const char *cmd, int c, char **argv)
 {
 	if (c == ':')
-		die_usage(cmd, "option '%s' needs a value", argv[optind - 1]);
+		cli_die_usage(cmd, "option '%s' needs a value", argv[optind - 1]);
 	if (optopt)
-		die_usage(cmd, "unknown option '-%c'", optopt);
-	die_usage(cmd, "unknown option '%s'", argv[optind - 1]);
+		cli_die_usage(cmd, "unknown option '-%c'", optopt);
+	cli_die_usage(cmd, "unknown option '%s'", argv[optind - 1]);
 }
 
 /* Digits in groups of three, as memcheck prints counts ("1,234,567"); buf

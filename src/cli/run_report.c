@@ -1,0 +1,221 @@
+/* rtrace run's reports on the traces a run wrote, read back once the
+ * program has exited: memcheck's report on stderr (heap errors, HEAP
+ * SUMMARY, loss records, LEAK SUMMARY, descriptors, ERROR SUMMARY; see
+ * leak_report.c and fd_report.c) and Valgrind XML files (--xml-file).
+ * Apart from run.c, which launches the program, so that launching and
+ * reporting can change apart; the dependency goes one way, run.c to
+ * here. */
+#define _GNU_SOURCE
+#include "cli.h"
+#include "run_report.h"
+#include "rtrace/binary.h"
+#include "rtrace/filter.h"
+#include "rtrace/vgxml.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct heap_totals {
+	rt_leaks *leaks;
+	fd_track *fds;
+	uint64_t allocs, frees, bytes;
+	bool memory; /* the trace has the memory resource type */
+} heap_totals;
+
+static void count_call(void *ctx, rt_trace *t, const rt_call *c)
+{
+	heap_totals *h = ctx;
+	fd_track_call(h->fds, t, c);
+	if (rt_trace_is_bad_close(t, c)) {
+		rt_trace_append_call(t, c); /* kept for the XML's FdBadClose */
+		return;
+	}
+	if (!rt_trace_res_is(t, c->res_type, "memory")) {
+		rt_leaks_feed(h->leaks, t, c);
+		return;
+	}
+	h->memory = true;
+	if (c->kind == RT_CALL_ALLOC) {
+		h->allocs++;
+		h->bytes += c->size;
+	} else {
+		h->frees++;
+	}
+	rt_leaks_feed(h->leaks, t, c);
+}
+
+/* A trace with the run's totals (allocations, releases, bytes), the
+ * calls still live at its end, and its heap checking results. */
+static rt_trace *load_trace(const char *path, heap_totals *h, rt_diag *err, int *rc)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	rt_trace *t = rt_trace_new();
+	h->leaks = rt_leaks_new();
+	h->fds = fd_track_new();
+	rt_read_opts ro = {12, count_call, NULL, h}; /* memcheck's 12 callers */
+	*rc = rt_bin_read_fd(t, fd, path, &ro, NULL, err);
+	close(fd);
+	rt_leaks_finish(h->leaks, t);
+	rt_leaks_free(h->leaks);
+	h->leaks = NULL;
+	return t;
+}
+
+/* memcheck's report for one trace: heap errors, HEAP SUMMARY (what was
+ * still allocated at exit and the totals of the run), loss records, LEAK
+ * SUMMARY and ERROR SUMMARY. Returns the number of errors. */
+static uint64_t heap_summary(const rt_trace *t, const heap_totals *h, int pid, const run_report_opts *o)
+{
+	uint64_t live = 0, live_bytes = 0;
+	const rt_call *calls = rt_trace_calls_const(t);
+	leak_counts n = {0, 0};
+	fd_report(t, h->fds, &n);
+	if (!h->memory && rt_trace_resource_count(t) && !rt_trace_find_resource(t, "memory", 6)) {
+		leak_report_end(&n);
+		return n.errors;
+	}
+	for (size_t i = 0; i < rt_trace_call_count(t); i++) {
+		if (calls[i].kind == RT_CALL_ALLOC && rt_trace_res_is(t, calls[i].res_type, "memory")) {
+			live++;
+			live_bytes += calls[i].size;
+		}
+	}
+	char a[32], b[32], c[32];
+	leak_report_errors(t, &n);
+	cli_info("HEAP SUMMARY (pid %d):", pid);
+	cli_info("    in use at exit: %s bytes in %s blocks", cli_grouped(live_bytes, a), cli_grouped(live, b));
+	cli_info("  total heap usage: %s allocs, %s frees, %s bytes allocated", cli_grouped(h->allocs, a),
+	     cli_grouped(h->frees, b), cli_grouped(h->bytes, c));
+	cli_info("%s", "");
+	leak_report_leaks(t, &o->leaks, &n);
+	leak_report_end(&n);
+	return n.errors;
+}
+
+/* valgrind's --xml-file pattern for process pid: %p, %q{VAR}, %%. */
+static char *xml_path(const char *pattern, int pid)
+{
+	size_t cap = strlen(pattern) + 64, n = 0;
+	char *out = cli_xrealloc(NULL, cap, 1);
+	for (const char *p = pattern; *p; p++) {
+		char piece[32] = {*p, 0};
+		const char *add = piece;
+		if (*p == '%' && p[1] == 'p') {
+			snprintf(piece, sizeof piece, "%d", pid);
+			p++;
+		} else if (*p == '%' && p[1] == '%') {
+			p++;
+		} else if (*p == '%' && p[1] == 'q' && p[2] == '{' && strchr(p, '}')) {
+			char var[256];
+			size_t len = (size_t)(strchr(p, '}') - (p + 3));
+			snprintf(var, sizeof var, "%.*s", (int)len, p + 3);
+			add = getenv(var) ? getenv(var) : "";
+			p += 3 + len;
+		}
+		size_t m = strlen(add);
+		if (n + m + 1 > cap)
+			out = cli_xrealloc(out, cap = (n + m + 1) * 2, 1);
+		memcpy(out + n, add, m);
+		n += m;
+	}
+	out[n] = '\0';
+	return out;
+}
+
+/* Writes a trace's findings, resolved, as Valgrind XML: a new file the
+ * first time the run writes to it, appended to after (the documents of
+ * processes sharing a file follow each other, as with valgrind). */
+static void write_xml(rt_trace *t, int pid, run_report_opts *o)
+{
+	cli_resolve_opts res = {0};
+	cli_resolve(t, &res);
+	rt_vgxml_write_opts xo = {o->gen_suppressions,
+				  o->leaks.show ? o->leaks.show : RT_VGXML_SHOW_NONE};
+	rt_vgdoc_build(t, &xo);
+	char *path = xml_path(o->xml_file, pid);
+	bool again = false;
+	for (size_t i = 0; i < o->nxml_written && !again; i++)
+		again = !strcmp(o->xml_written[i], path);
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (again ? O_APPEND : O_TRUNC), 0644);
+	int rc = fd < 0 ? -errno : rt_vgxml_write_fd(t, fd, &xo);
+	if (fd >= 0 && close(fd) && !rc)
+		rc = -errno;
+	if (rc)
+		cli_error("cannot write the XML file '%s': %s", path, strerror(-rc));
+	if (again || rc) {
+		free(path);
+		return;
+	}
+	o->xml_written = cli_xrealloc(o->xml_written, o->nxml_written + 1, sizeof *o->xml_written);
+	o->xml_written[o->nxml_written++] = path;
+}
+
+/* The reports of one process's trace; returns its errors. */
+static uint64_t report_trace(const char *path, int pid, run_report_opts *o)
+{
+	heap_totals h = {0};
+	rt_diag err;
+	int rc = 0;
+	rt_trace *t = load_trace(path, &h, &err, &rc);
+	if (!t)
+		return 0;
+	uint64_t errors = 0;
+	if (!cli_quiet || o->error_exitcode)
+		errors = heap_summary(t, &h, pid, o);
+	if (rc) {
+		char msg[1024];
+		rt_diag_format(&err, msg, sizeof msg);
+		cli_warning("%s", msg);
+	}
+	if (o->xml_file)
+		write_xml(t, pid, o);
+	fd_track_free(h.fds);
+	rt_trace_free(t);
+	return errors;
+}
+
+uint64_t run_report_traces(const char *manifest, pid_t program, run_report_opts *o)
+{
+	FILE *fp = fopen(manifest, "r");
+	uint64_t errors = 0;
+	if (!fp)
+		return 0;
+	char line[PATH_MAX + 32];
+	int n = 0;
+	while (fgets(line, sizeof line, fp)) {
+		char *path = strchr(line, ' ');
+		if (!path)
+			continue;
+		n++;
+		path[strcspn(path, "\n")] = '\0';
+		if (!strcmp(path + 1, "!")) /* the tracer said why on stderr */
+			continue;
+		cli_info("trace written to %s", path + 1);
+		if (!cli_quiet || o->error_exitcode || o->xml_file) {
+			uint64_t e = report_trace(path + 1, atoi(line), o);
+			if (atoi(line) == program)
+				errors += e;
+		}
+	}
+	fclose(fp);
+	if (!n)
+		cli_warning("no trace was written: the tracer was not loaded (statically linked program?)");
+	return errors;
+}
+
+void run_report_free(run_report_opts *o)
+{
+	for (size_t i = 0; i < o->nxml_written; i++)
+		free(o->xml_written[i]);
+	free(o->xml_written);
+	o->xml_written = NULL;
+	o->nxml_written = 0;
+}

@@ -1,0 +1,30 @@
+/* rtrace run's reports on the traces of the processes it ran (see
+ * run_report.c): run.c launches the program, then hands the list of
+ * traces written here; nothing here calls back into run.c. */
+#ifndef RT_RUN_REPORT_H
+#define RT_RUN_REPORT_H
+
+#include "leak_report.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* What is reported on the traces, from run's memcheck-like options. */
+typedef struct run_report_opts {
+	leak_opts leaks;
+	int error_exitcode;     /* 0: the program's status whatever was found */
+	const char *xml_file;   /* --xml-file pattern, or NULL */
+	bool gen_suppressions;
+	char **xml_written;     /* files this run has written XML to */
+	size_t nxml_written;
+} run_report_opts;
+
+/* Prints the traces the run produced (each process announces its file in
+ * the manifest), with memcheck's reports and the XML files asked for;
+ * returns the errors found in the process of pid program. */
+uint64_t run_report_traces(const char *manifest, pid_t program, run_report_opts *o);
+void run_report_free(run_report_opts *o);
+
+#endif

@@ -1,0 +1,28 @@
+# The rtrace executable exports nothing of its own: a function it exported
+# would take the place of the same name in every shared library loaded into
+# it (a CLI error() once replaced libc's error(3), which libdw calls).
+# Only data that the executable holds for a library (copy relocations such
+# as stdout or optarg, versioned by the library) may be in its dynamic
+# symbol table. And no two CLI files call each other in a loop.
+. "$(dirname "$0")/lib.sh"
+
+nm -D --defined-only "$RTRACE" > "$TMP/dyn" && ok || bad "nm -D failed on $RTRACE"
+grep -Eq ' (error|error_at_line)(@|$)' "$TMP/dyn" && bad "rtrace exports error: $(grep -E ' error' "$TMP/dyn")" || ok
+# "ADDR TYPE NAME": functions (T, W, i) or anything unversioned is ours
+awk '$2 ~ /^[TtWwi]$/ || $3 !~ /@/ { print }' "$TMP/dyn" > "$TMP/own"
+[ ! -s "$TMP/own" ] && ok || bad "rtrace exports symbols of its own: $(tr '\n' ' ' < "$TMP/own")"
+
+# The calls between the CLI's object files, file to file, have no loop:
+# tsort reports one on stderr.
+objs=$(ls "${BUILD_DIR:?}"/CMakeFiles/rtrace.dir/src/cli/*.o 2>/dev/null)
+[ -n "$objs" ] && ok || bad "no CLI object files under $BUILD_DIR/CMakeFiles/rtrace.dir/src/cli"
+for o in $objs; do
+  nm --defined-only "$o" | awk -v f="$(basename "$o")" '$2 ~ /^[TDBR]$/ { print $3, f }'
+done | sort > "$TMP/defs"
+for o in $objs; do
+  nm --undefined-only "$o" | awk -v f="$(basename "$o")" '{ print $2, f }'
+done | sort | join - "$TMP/defs" | awk '$2 != $3 { print $2, $3 }' | sort -u > "$TMP/edges"
+[ -s "$TMP/edges" ] && ok || bad "no calls found between the CLI's files"
+tsort "$TMP/edges" > /dev/null 2> "$TMP/loops"
+[ ! -s "$TMP/loops" ] && ok || bad "CLI files call each other in a loop: $(tr '\n' ' ' < "$TMP/loops")"
+finish
