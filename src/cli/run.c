@@ -4,6 +4,7 @@
  * exited, are run_report.c's (it never calls back here). */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "format/run_env.h"
 #include "run_report.h"
 
 #include <errno.h>
@@ -164,9 +165,9 @@ static int parse_options(int argc, char **argv, run_opts *o)
 		case OPT_NO_TS: o->no_timestamps = true; break;
 		case OPT_UNWINDER:
 			if (!strcmp(optarg, "libunwind"))
-				o->unwinder = 'u';
+				o->unwinder = RT_FLAG_LIBUNWIND[0];
 			else if (!strcmp(optarg, "check"))
-				o->unwinder = 'k';
+				o->unwinder = RT_FLAG_CHECK_UNWIND[0];
 			else if (!strcmp(optarg, "cached"))
 				o->unwinder = 0;
 			else
@@ -193,7 +194,7 @@ static int parse_options(int argc, char **argv, run_opts *o)
  * library directory once installed; RTRACE_PRELOAD overrides both. */
 static const char *find_preload(char *buf, size_t len)
 {
-	const char *env = getenv("RTRACE_PRELOAD");
+	const char *env = getenv(RT_ENV_PRELOAD);
 	if (env && *env)
 		return env;
 	char exe[PATH_MAX - 32];
@@ -211,7 +212,7 @@ static const char *find_preload(char *buf, size_t len)
 	snprintf(buf, len, "%s/librtrace-preload.so", RTRACE_LIBDIR);
 	if (access(buf, R_OK) == 0)
 		return buf;
-	cli_die("cannot find librtrace-preload.so (looked next to rtrace and in %s; set RTRACE_PRELOAD)",
+	cli_die("cannot find librtrace-preload.so (looked next to rtrace and in %s; set " RT_ENV_PRELOAD ")",
 	    RTRACE_LIBDIR);
 }
 
@@ -221,26 +222,27 @@ static void set_env(const run_opts *o, const char *preload, const char *manifest
 	const char *user = getenv("LD_PRELOAD");
 	if (user && *user) {
 		snprintf(buf, sizeof buf, "%s:%s", preload, user);
-		setenv("RTRACE_USER_LD_PRELOAD", user, 1);
+		setenv(RT_ENV_USER_LD_PRELOAD, user, 1);
 	} else {
 		snprintf(buf, sizeof buf, "%s", preload);
-		unsetenv("RTRACE_USER_LD_PRELOAD");
+		unsetenv(RT_ENV_USER_LD_PRELOAD);
 	}
 	setenv("LD_PRELOAD", buf, 1);
 	if (!realpath(o->dir, dir))
 		cli_die("output directory '%s': %s", o->dir, strerror(errno));
-	setenv("RTRACE_DIR", dir, 1);
-	setenv("RTRACE_MANIFEST", manifest, 1);
+	setenv(RT_ENV_DIR, dir, 1);
+	setenv(RT_ENV_MANIFEST, manifest, 1);
 	snprintf(buf, sizeof buf, "%u", o->depth ? o->depth : 32);
-	setenv("RTRACE_DEPTH", buf, 1);
-	snprintf(buf, sizeof buf, "%s%s%s%s%c", o->no_timestamps ? "T" : "",
-		 o->trace_frees ? "f" : "", o->follow ? "c" : "", o->start_paused ? "p" : "",
+	setenv(RT_ENV_DEPTH, buf, 1);
+	snprintf(buf, sizeof buf, "%s%s%s%s%c", o->no_timestamps ? RT_FLAG_NO_TIMESTAMPS : "",
+		 o->trace_frees ? RT_FLAG_TRACE_FREES : "", o->follow ? RT_FLAG_FOLLOW : "",
+		 o->start_paused ? RT_FLAG_START_PAUSED : "",
 		 o->unwinder);
-	setenv("RTRACE_FLAGS", buf, 1);
+	setenv(RT_ENV_FLAGS, buf, 1);
 	snprintf(buf, sizeof buf, "%d", o->toggle_signal);
-	setenv("RTRACE_TOGGLE_SIGNAL", buf, 1);
-	setenv("RTRACE_LEAK_CHECK", o->leak_check, 1);
-	setenv("RTRACE_MODULES", o->modules ? o->modules : "memory", 1);
+	setenv(RT_ENV_TOGGLE_SIGNAL, buf, 1);
+	setenv(RT_ENV_LEAK_CHECK, o->leak_check, 1);
+	setenv(RT_ENV_MODULES, o->modules ? o->modules : RT_ENV_MODULES_DEFAULT, 1);
 }
 
 /* The tracer's modules, one "name<TAB>description<TAB>types" line each,
@@ -255,7 +257,7 @@ static char *module_lines(const char *preload)
 	if (pid == 0) {
 		dup2(p[1], STDOUT_FILENO);
 		setenv("LD_PRELOAD", preload, 1);
-		setenv("RTRACE_LIST_MODULES", "1", 1);
+		setenv(RT_ENV_LIST_MODULES, "1", 1);
 		execl("/bin/true", "true", (char *)NULL);
 		_exit(127);
 	}

@@ -1,6 +1,7 @@
 /* LEB128 varints of the binary trace format (docs/binary-format.md):
  * 7 bits per byte, low group first, at most 10 bytes for 64 bits; svarint
- * is zig-zag on top. Header only, so that the tracer can share it. */
+ * is zig-zag on top. Header only and inline, shared by the tracer (its
+ * hot path writes them) and the reader. */
 #ifndef RT_VARINT_H
 #define RT_VARINT_H
 
@@ -37,21 +38,33 @@ static inline int rt_varint_get(const uint8_t *p, const uint8_t *end, uint64_t *
 	return RT_VARINT_LONG;
 }
 
-/* Encodes v at p (room for RT_VARINT_MAX bytes); returns the length. */
-static inline int rt_varint_put(uint8_t *p, uint64_t v)
+/* Encodes v at p (room for RT_VARINT_MAX bytes); returns the end. The
+ * tracer's records are chains of these, on its hot path: inline. */
+static inline uint8_t *rt_put_varint(uint8_t *p, uint64_t v)
 {
-	int n = 0;
 	while (v >= 0x80) {
-		p[n++] = (uint8_t)(v | 0x80);
+		*p++ = (uint8_t)(v | 0x80);
 		v >>= 7;
 	}
-	p[n++] = (uint8_t)v;
-	return n;
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+/* The same; returns the length. */
+static inline int rt_varint_put(uint8_t *p, uint64_t v)
+{
+	return (int)(rt_put_varint(p, v) - p);
 }
 
 static inline uint64_t rt_zigzag(int64_t v)
 {
 	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+/* An svarint: v zig-zagged, then a varint. */
+static inline uint8_t *rt_put_svarint(uint8_t *p, int64_t v)
+{
+	return rt_put_varint(p, rt_zigzag(v));
 }
 
 static inline int64_t rt_unzigzag(uint64_t v)

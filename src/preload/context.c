@@ -23,7 +23,7 @@ RT_EXPORT uint32_t rt_context_create(const char *name)
 	rt_t.busy = 1;
 	uint8_t *p = rt_reserve(1 + 10 + 10 + n);
 	if (p) {
-		*p++ = REC_CONTEXT;
+		*p++ = RT_REC_CONTEXT;
 		p = rt_put_varint(p, bit);
 		p = rt_put_str(p, name ? name : "", n);
 		rt_commit(p);

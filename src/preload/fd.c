@@ -60,13 +60,13 @@ static bool is_live(int fd)
 static void put_alloc(unsigned fn, int fd, const rt_arg *a, unsigned n, uint64_t bt)
 {
 	set_live(fd, true);
-	rt_mod_put(0, KIND_ALLOC, fn, RES, (uint64_t)fd, 1, bt, a, n);
+	rt_mod_put(0, RT_TF_CALL_ALLOC, fn, RES, (uint64_t)fd, 1, bt, a, n);
 }
 
 static void put_free(uint64_t index, unsigned fn, int fd, uint64_t bt)
 {
 	set_live(fd, false);
-	rt_mod_put(index, KIND_FREE, fn, RES, (uint64_t)fd, 0, bt, NULL, 0);
+	rt_mod_put(index, RT_TF_CALL_FREE, fn, RES, (uint64_t)fd, 0, bt, NULL, 0);
 }
 
 bool rt_fd_tracing(void) { return rt_mod_tracing(&rt_mod_fd); }
@@ -162,7 +162,7 @@ RT_EXPORT int creat(const char *path, mode_t mode)
 static void bad_close(uint64_t index, unsigned f, int fd, uint64_t bt)
 {
 	static const rt_arg a[] = {{"error", "EBADF"}};
-	rt_mod_put(index, KIND_FREE, FN(f), RES, (uint64_t)fd, 0, bt, a, 1);
+	rt_mod_put(index, RT_TF_CALL_FREE, FN(f), RES, (uint64_t)fd, 0, bt, a, 1);
 }
 
 RT_EXPORT int close(int fd)

@@ -50,12 +50,12 @@ static void opened(unsigned f, unsigned res, const void *p, const char *k1, cons
 {
 	rt_arg a[] = {{k1, v1}, {k2, v2}};
 	unsigned n = k2 ? 2 : k1 ? 1 : 0;
-	rt_mod_put(0, KIND_ALLOC, FN(f), res, (uint64_t)(uintptr_t)p, 1, bt, a, n);
+	rt_mod_put(0, RT_TF_CALL_ALLOC, FN(f), res, (uint64_t)(uintptr_t)p, 1, bt, a, n);
 }
 
 static void closed(uint64_t index, unsigned f, unsigned res, const void *p, uint64_t bt)
 {
-	rt_mod_put(index, KIND_FREE, FN(f), res, (uint64_t)(uintptr_t)p, 0, bt, NULL, 0);
+	rt_mod_put(index, RT_TF_CALL_FREE, FN(f), res, (uint64_t)(uintptr_t)p, 0, bt, NULL, 0);
 }
 
 #define FREE_BT() (rt_opt.trace_frees ? rt_mod_bt() : 0)

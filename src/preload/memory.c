@@ -189,7 +189,7 @@ do_realloc(int fn, void *old, size_t n, void *(*call)(void *, size_t, size_t), s
 	rt_t.busy = 1;
 	if (p || size == 0) {
 		if (index)
-			rt_record_call_bt(index, KIND_FREE, fn, (uint64_t)(uintptr_t)old, 0, bt);
+			rt_record_call_bt(index, RT_TF_CALL_FREE, fn, (uint64_t)(uintptr_t)old, 0, bt);
 		if (rc != HEAP_INVALID && p != old)
 			rt_heap_note_freed(&blk, fn, bt);
 	} else if (rc != HEAP_INVALID) {

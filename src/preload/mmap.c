@@ -70,13 +70,13 @@ static void cut(uintptr_t lo, uintptr_t hi, unsigned fn)
 	bool unknown = !n && overflowed;
 	pthread_mutex_unlock(&maps_lock);
 	if (unknown) /* released whole, as the table cannot tell the parts */
-		rt_mod_put(0, KIND_FREE, fn, RES, lo, 0, 0, NULL, 0);
+		rt_mod_put(0, RT_TF_CALL_FREE, fn, RES, lo, 0, 0, NULL, 0);
 	for (size_t i = 0; i < n; i++) {
-		rt_mod_put(0, KIND_FREE, fn, RES, gone[i].lo, 0, 0, NULL, 0);
+		rt_mod_put(0, RT_TF_CALL_FREE, fn, RES, gone[i].lo, 0, 0, NULL, 0);
 		if (gone[i].lo < lo)
-			rt_mod_put(0, KIND_ALLOC, fn, RES, gone[i].lo, lo - gone[i].lo, gone[i].bt, split, 1);
+			rt_mod_put(0, RT_TF_CALL_ALLOC, fn, RES, gone[i].lo, lo - gone[i].lo, gone[i].bt, split, 1);
 		if (gone[i].hi > hi)
-			rt_mod_put(0, KIND_ALLOC, fn, RES, hi, gone[i].hi - hi, gone[i].bt, split, 1);
+			rt_mod_put(0, RT_TF_CALL_ALLOC, fn, RES, hi, gone[i].hi - hi, gone[i].bt, split, 1);
 	}
 }
 
@@ -96,7 +96,7 @@ static void mapped(unsigned f, void *p, size_t len, int prot, int flags, int fd,
 	char a1[20], a2[20], a3[24], a4[20];
 	rt_arg a[] = {{"prot", rt_mod_hex(a1, (unsigned)prot)}, {"flags", rt_mod_hex(a2, (unsigned)flags)},
 		      {"fd", rt_mod_dec(a3, fd)}, {"offset", rt_mod_hex(a4, (uint64_t)off)}};
-	rt_mod_put(0, KIND_ALLOC, FN(f), RES, lo, len, bt, a, 4);
+	rt_mod_put(0, RT_TF_CALL_ALLOC, FN(f), RES, lo, len, bt, a, 4);
 }
 
 #define MMAP(name, F)                                                          \
@@ -128,7 +128,7 @@ static void remapped(void *old, size_t oldlen, void *p, size_t len, uint64_t bt)
 	pthread_mutex_unlock(&maps_lock);
 	char o[20];
 	rt_arg a[] = {{"old", rt_mod_hex(o, (uintptr_t)old)}};
-	rt_mod_put(0, KIND_ALLOC, FN(M_MREMAP), RES, (uintptr_t)p, len, bt, a, 1);
+	rt_mod_put(0, RT_TF_CALL_ALLOC, FN(M_MREMAP), RES, (uintptr_t)p, len, bt, a, 1);
 }
 
 RT_EXPORT void *mremap(void *old, size_t oldlen, size_t len, int flags, ...)

@@ -4,6 +4,7 @@
  * argument formatting, the record of a call). */
 #define _GNU_SOURCE
 #include "module.h"
+#include "format/run_env.h"
 
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -35,9 +36,9 @@ static bool selected(const char *list, const char *name)
  * traces written before modules existed); the others follow in order. */
 void rt_modules_init(void)
 {
-	const char *list = getenv("RTRACE_MODULES");
+	const char *list = getenv(RT_ENV_MODULES);
 	if (!list || !*list)
-		list = "memory";
+		list = RT_ENV_MODULES_DEFAULT;
 	rt_mod_memory.res_base = 1;
 	rt_mod_memory.fn_base = 0;
 	rt_mod_memory.on = selected(list, "memory");
@@ -47,7 +48,7 @@ void rt_modules_init(void)
 		m->on = selected(list, m->name);
 		if (!m->on)
 			continue;
-		if (res + m->nres > RT_MAX_RES + 1) {
+		if (res + m->nres > RT_TF_MAX_RES + 1) {
 			m->on = 0;
 			continue;
 		}
@@ -72,18 +73,18 @@ static void write_module(const rt_module *m)
 	uint8_t rec[600], *p;
 	for (unsigned i = 0; i < m->nres; i++) {
 		p = rec;
-		*p++ = REC_RESOURCE;
+		*p++ = RT_REC_RESOURCE;
 		p = rt_put_varint(p, m->res_base + i);
 		p = rt_put_str(p, m->res[i].type, strlen(m->res[i].type));
 		p = rt_put_str(p, m->res[i].desc, strlen(m->res[i].desc));
-		p = rt_put_varint(p, m->res[i].refcount ? 1 : 0);
+		p = rt_put_varint(p, m->res[i].refcount ? RT_TF_RES_REFCOUNT : 0);
 		put_record(rec, (size_t)(p - rec));
 	}
 	for (unsigned i = 0; i < m->nfns; i++) {
 		if (!m->fns[i] || !*m->fns[i])
 			continue;
 		p = rec;
-		*p++ = REC_FUNCTION;
+		*p++ = RT_REC_FUNCTION;
 		p = rt_put_varint(p, m->fn_base + i);
 		p = rt_put_str(p, m->fns[i], strlen(m->fns[i]));
 		put_record(rec, (size_t)(p - rec));

@@ -4,6 +4,7 @@
 #include "preload.h"
 #include "cfi.h"
 #include "module.h"
+#include "format/run_env.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -21,6 +22,12 @@ void rt_memory_init(void);
 void rt_write_preamble(void);
 void rt_write_end(void);
 
+/* heap.c and leak.c write heap.h's values into HEAPERR and LEAKSUM. */
+_Static_assert((int)HERR_INVALID_FREE == RT_TF_ERR_INVALID_FREE &&
+	       (int)HERR_MISMATCHED_FREE == RT_TF_ERR_MISMATCHED_FREE, "HEAPERR kinds");
+_Static_assert((int)LEAK_CHECK_SUMMARY == RT_TF_LEAKSUM_SUMMARY &&
+	       (int)LEAK_CHECK_FULL == RT_TF_LEAKSUM_FULL, "LEAKSUM modes");
+
 static void copy_env(char *dst, size_t n, const char *name, const char *def)
 {
 	const char *v = getenv(name);
@@ -33,28 +40,34 @@ static void copy_env(char *dst, size_t n, const char *name, const char *def)
 	dst[len] = '\0';
 }
 
+/* RT_ENV_FLAGS holds the one-letter flag. */
+static bool has_flag(const char *flags, const char *letter)
+{
+	return strchr(flags, letter[0]) != NULL;
+}
+
 static void read_options(void)
 {
 	const char *v;
-	copy_env(rt_opt.dir, sizeof rt_opt.dir, "RTRACE_DIR", ".");
-	copy_env(rt_opt.manifest, sizeof rt_opt.manifest, "RTRACE_MANIFEST", "");
-	if ((v = getenv("RTRACE_DEPTH")) && atoi(v) > 0)
+	copy_env(rt_opt.dir, sizeof rt_opt.dir, RT_ENV_DIR, ".");
+	copy_env(rt_opt.manifest, sizeof rt_opt.manifest, RT_ENV_MANIFEST, "");
+	if ((v = getenv(RT_ENV_DEPTH)) && atoi(v) > 0)
 		rt_opt.depth = (unsigned)atoi(v) > 256 ? 256 : (unsigned)atoi(v);
-	v = getenv("RTRACE_FLAGS");
+	v = getenv(RT_ENV_FLAGS);
 	if (v) {
-		rt_opt.timestamps = !strchr(v, 'T');
-		rt_opt.trace_frees = strchr(v, 'f') != NULL;
-		rt_opt.follow = strchr(v, 'c') != NULL;
-		rt_opt.start_paused = strchr(v, 'p') != NULL;
-		rt_opt.libunwind = strchr(v, 'u') != NULL;
-		rt_opt.check_unwind = strchr(v, 'k') != NULL;
+		rt_opt.timestamps = !has_flag(v, RT_FLAG_NO_TIMESTAMPS);
+		rt_opt.trace_frees = has_flag(v, RT_FLAG_TRACE_FREES);
+		rt_opt.follow = has_flag(v, RT_FLAG_FOLLOW);
+		rt_opt.start_paused = has_flag(v, RT_FLAG_START_PAUSED);
+		rt_opt.libunwind = has_flag(v, RT_FLAG_LIBUNWIND);
+		rt_opt.check_unwind = has_flag(v, RT_FLAG_CHECK_UNWIND);
 	}
-	if ((v = getenv("RTRACE_TOGGLE_SIGNAL")))
+	if ((v = getenv(RT_ENV_TOGGLE_SIGNAL)))
 		rt_opt.toggle_signal = atoi(v);
-	v = getenv("RTRACE_LEAK_CHECK");
-	rt_leak_init(!v || !strcmp(v, "full") ? LEAK_CHECK_FULL
-		     : !strcmp(v, "summary")   ? LEAK_CHECK_SUMMARY
-						 : LEAK_CHECK_NO);
+	v = getenv(RT_ENV_LEAK_CHECK);
+	rt_leak_init(!v || !strcmp(v, RT_ENV_LEAK_FULL) ? LEAK_CHECK_FULL
+		     : !strcmp(v, RT_ENV_LEAK_SUMMARY)   ? LEAK_CHECK_SUMMARY
+						       : LEAK_CHECK_NO);
 	rt_modules_init();
 	if (!rt_memory_on())
 		rt_leak_init(LEAK_CHECK_NO);
@@ -65,13 +78,10 @@ static void read_options(void)
  * starts see what they would see without rtrace. */
 static void restore_preload_env(void)
 {
-	static const char *const ours[] = {
-		"RTRACE_USER_LD_PRELOAD", "RTRACE_DIR", "RTRACE_MANIFEST", "RTRACE_DEPTH",
-		"RTRACE_FLAGS", "RTRACE_TOGGLE_SIGNAL", "RTRACE_LEAK_CHECK", "RTRACE_MODULES",
-	};
+	static const char *const ours[] = {RT_ENV_OURS};
 	if (rt_opt.follow)
 		return;
-	const char *orig = getenv("RTRACE_USER_LD_PRELOAD");
+	const char *orig = getenv(RT_ENV_USER_LD_PRELOAD);
 	if (orig && *orig)
 		setenv("LD_PRELOAD", orig, 1);
 	else
@@ -132,7 +142,7 @@ __attribute__((constructor(101))) static void rt_init(void)
 {
 	rt_t.busy = 1;
 	rt_memory_init();
-	if (getenv("RTRACE_LIST_MODULES")) { /* rtrace run --list-modules */
+	if (getenv(RT_ENV_LIST_MODULES)) { /* rtrace run --list-modules */
 		rt_modules_init();
 		rt_modules_list();
 		_exit(0);

@@ -1,8 +1,11 @@
 /* librtrace-preload.so: internal interfaces. The hot path is an interposer
  * calling rt_record_call(); everything it touches is per-thread except the
- * global call index and, once per 64 KiB, the chunk allocator. */
+ * global call index and, once per 64 KiB, the chunk allocator. What it
+ * writes is format/trace_format.h's layout, shared with the reader. */
 #ifndef RT_PRELOAD_H
 #define RT_PRELOAD_H
+
+#include "format/trace_format.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -14,15 +17,14 @@
 
 struct rt_arg;
 
-/* Record types of docs/binary-format.md. */
-enum {
-	REC_PROCESS = 1, REC_MODULE, REC_MAPS, REC_RESOURCE, REC_FUNCTION,
-	REC_CONTEXT, REC_BT, REC_CALL, REC_END, REC_MESSAGE,
-	REC_LEAK, REC_LEAKSUM, REC_HEAPERR, /* heap checking, format 1.1 */
-	REC_CALLA, /* a CALL with arguments, format 1.2 */
-};
-
-enum { KIND_ALLOC = 1, KIND_FREE = 2 };
+/* The names heap.h, heap.c and leak.c still use for format/trace_format.h's
+ * constants; they go once those files say RT_REC_* and RT_TF_CALL_*. */
+#define REC_MESSAGE RT_REC_MESSAGE
+#define REC_LEAK RT_REC_LEAK
+#define REC_LEAKSUM RT_REC_LEAKSUM
+#define REC_HEAPERR RT_REC_HEAPERR
+#define KIND_ALLOC RT_TF_CALL_ALLOC
+#define KIND_FREE RT_TF_CALL_FREE
 
 /* Function ids of the memory module (FUNCTION records). */
 enum rt_fn {
@@ -34,9 +36,9 @@ enum rt_fn {
 	FN_COUNT
 };
 extern const char *const rt_fn_names[FN_COUNT];
+_Static_assert(FN_COUNT == 23, "memory keeps function ids 1 to 22 (docs/binary-format.md)");
 
-#define RES_MEMORY 1
-#define RT_MAX_RES 32 /* resource ids of a trace */
+#define RES_MEMORY 1 /* the memory module's resource id */
 
 typedef struct rt_options {
 	unsigned depth;      /* frames per backtrace */
@@ -125,22 +127,8 @@ void rt_record_ex(uint64_t index, int kind, unsigned fn, unsigned res, uint64_t 
 /* The memory module is on (module.c). */
 bool rt_memory_on(void);
 
-/* varint encoding */
-static inline uint8_t *rt_put_varint(uint8_t *p, uint64_t v)
-{
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return p;
-}
-
-static inline uint8_t *rt_put_svarint(uint8_t *p, int64_t v)
-{
-	return rt_put_varint(p, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
-}
-
+/* Records are built with format/varint.h's rt_put_varint and
+ * rt_put_svarint (static inline); a str field with this. */
 uint8_t *rt_put_str(uint8_t *p, const char *s, size_t n);
 
 #endif

@@ -67,7 +67,7 @@ static uint8_t *call_tail(uint8_t *p, int kind, unsigned res, uint64_t res_id, u
 {
 	p = rt_put_varint(p, res);
 	p = rt_put_varint(p, res_id);
-	if (kind == KIND_ALLOC)
+	if (kind == RT_TF_CALL_ALLOC)
 		p = rt_put_varint(p, size);
 	p = rt_put_varint(p, bt);
 	return rt_put_varint(p, rt_t.context);
@@ -75,6 +75,7 @@ static uint8_t *call_tail(uint8_t *p, int kind, unsigned res, uint64_t res_id, u
 
 #define ARG_MAX 1024 /* bytes of an argument's value kept */
 #define ARGS_MAX 8
+_Static_assert(ARGS_MAX <= RT_TF_MAX_ARGS, "a CALLA record's arguments");
 
 void rt_record_ex(uint64_t index, int kind, unsigned fn, unsigned res, uint64_t res_id,
 		  uint64_t size, uint64_t bt, const rt_arg *args, unsigned nargs)
@@ -90,7 +91,7 @@ void rt_record_ex(uint64_t index, int kind, unsigned fn, unsigned res, uint64_t 
 	uint8_t *p = rt_reserve(need);
 	if (!p)
 		return;
-	p = call_head(p, nargs ? REC_CALLA : REC_CALL, index, kind, fn);
+	p = call_head(p, nargs ? RT_REC_CALLA : RT_REC_CALL, index, kind, fn);
 	p = call_tail(p, kind, res, res_id, size, bt);
 	if (nargs) {
 		p = rt_put_varint(p, nargs);
@@ -109,7 +110,7 @@ void rt_record_call_bt(uint64_t index, int kind, int fn, uint64_t res_id, uint64
 	uint8_t *p = rt_reserve(64);
 	if (!p)
 		return;
-	p = call_head(p, REC_CALL, index, kind, (unsigned)fn);
+	p = call_head(p, RT_REC_CALL, index, kind, (unsigned)fn);
 	rt_commit(call_tail(p, kind, RES_MEMORY, res_id, size, bt));
 }
 
@@ -151,7 +152,7 @@ static void write_process(void)
 	clock_gettime(CLOCK_REALTIME, &rt);
 	start_ns = rt_now_ns();
 	uint8_t *p = (uint8_t *)rec;
-	*p++ = REC_PROCESS;
+	*p++ = RT_REC_PROCESS;
 	p = rt_put_varint(p, (uint64_t)getpid());
 	p = rt_put_varint(p, (uint64_t)getppid());
 	p = rt_put_varint(p, (uint64_t)rt.tv_sec);
@@ -166,7 +167,8 @@ static void write_process(void)
 	p = rt_put_str(p, exe, strlen(exe));
 	p = rt_put_str(p, cmd, n > 4096 ? 4096 : n);
 	p = rt_put_varint(p, rt_opt.depth);
-	p = rt_put_varint(p, (rt_opt.timestamps ? 1u : 0u) | (rt_opt.trace_frees ? 2u : 0u));
+	p = rt_put_varint(p, (rt_opt.timestamps ? RT_TF_PROC_TIMESTAMPS : 0u) |
+			     (rt_opt.trace_frees ? RT_TF_PROC_FREE_BTS : 0u));
 	put_record((uint8_t *)rec, (size_t)(p - (uint8_t *)rec));
 }
 
@@ -202,7 +204,7 @@ static void write_module(const char *line, const char *end)
 		return;
 	uint8_t rec[4200], *p = rec;
 	size_t plen = (size_t)(end - path) > 4096 ? 4096 : (size_t)(end - path);
-	*p++ = REC_MODULE;
+	*p++ = RT_REC_MODULE;
 	p = rt_put_varint(p, from);
 	p = rt_put_varint(p, to);
 	p = rt_put_varint(p, off);
@@ -216,7 +218,7 @@ void rt_write_maps(void)
 	static char maps[1 << 20];
 	size_t n = read_file("/proc/self/maps", maps, sizeof maps);
 	uint8_t rec[16], *p = rec;
-	*p++ = REC_MAPS;
+	*p++ = RT_REC_MAPS;
 	p = rt_put_varint(p, atomic_fetch_add(&generation, 1) + 1);
 	put_record(rec, (size_t)(p - rec));
 	for (const char *s = maps, *e; s < maps + n; s = e + 1) {
@@ -237,7 +239,7 @@ void rt_write_preamble(void)
 void rt_write_end(void)
 {
 	uint8_t rec[16], *p = rec;
-	*p++ = REC_END;
+	*p++ = RT_REC_END;
 	p = rt_put_varint(p, atomic_load(&call_index));
 	put_record(rec, (size_t)(p - rec));
 }

@@ -74,7 +74,7 @@ static void segment_check(int id, unsigned fn, uint64_t bt)
 	struct shmid_ds ds;
 	int err = errno;
 	if (id >= 0 && real.shmctl(id, IPC_STAT, &ds) != 0)
-		rt_mod_put(0, KIND_FREE, fn, RES(R_SEGMENT), (uint64_t)id, 0, bt, NULL, 0);
+		rt_mod_put(0, RT_TF_CALL_FREE, fn, RES(R_SEGMENT), (uint64_t)id, 0, bt, NULL, 0);
 	errno = err;
 }
 
@@ -83,7 +83,7 @@ RT_EXPORT int shmget(key_t key, size_t size, int flags)
 	RT_REAL(real.shmget, "shmget");
 	int id = real.shmget(key, size, flags);
 	if (id >= 0 && rt_mod_tracing(&rt_mod_shm))
-		rt_mod_put(0, KIND_ALLOC, FN(H_SHMGET), RES(R_SEGMENT), (uint64_t)id, size, rt_mod_bt(), NULL, 0);
+		rt_mod_put(0, RT_TF_CALL_ALLOC, FN(H_SHMGET), RES(R_SEGMENT), (uint64_t)id, size, rt_mod_bt(), NULL, 0);
 	return id;
 }
 
@@ -97,7 +97,7 @@ static void attached(int id, void *p, uint64_t bt)
 	char a1[20], a2[24];
 	rt_arg a[] = {{"shmid", rt_mod_hex(a1, (unsigned)id)}, {"cpid", rt_mod_dec(a2, ds.shm_cpid)}};
 	att_set((uintptr_t)p, id);
-	rt_mod_put(0, KIND_ALLOC, FN(H_SHMAT), RES(R_ADDRESS), (uintptr_t)p, ds.shm_segsz, bt, a, 2);
+	rt_mod_put(0, RT_TF_CALL_ALLOC, FN(H_SHMAT), RES(R_ADDRESS), (uintptr_t)p, ds.shm_segsz, bt, a, 2);
 }
 
 RT_EXPORT void *shmat(int id, const void *addr, int flags)
@@ -119,7 +119,7 @@ RT_EXPORT int shmdt(const void *addr)
 	int rc = real.shmdt(addr);
 	if (rc == 0) {
 		uint64_t bt = rt_opt.trace_frees ? rt_mod_bt() : 0;
-		rt_mod_put(index, KIND_FREE, FN(H_SHMDT), RES(R_ADDRESS), (uintptr_t)addr, 0, bt, NULL, 0);
+		rt_mod_put(index, RT_TF_CALL_FREE, FN(H_SHMDT), RES(R_ADDRESS), (uintptr_t)addr, 0, bt, NULL, 0);
 		segment_check(att_take((uintptr_t)addr), FN(H_SHMDT), bt);
 	}
 	return rc;
@@ -128,7 +128,7 @@ RT_EXPORT int shmdt(const void *addr)
 static void removed(int id, uint64_t bt)
 {
 	static const rt_arg a[] = {{"cmd", "IPC_RMID"}};
-	rt_mod_put(0, KIND_FREE, FN(H_SHMCTL), RES(R_CONTROL), (uint64_t)id, 0, bt, a, 1);
+	rt_mod_put(0, RT_TF_CALL_FREE, FN(H_SHMCTL), RES(R_CONTROL), (uint64_t)id, 0, bt, a, 1);
 	segment_check(id, FN(H_SHMCTL), bt);
 }
 
@@ -156,7 +156,7 @@ static void object_opened(int fd, const char *name, int oflag, mode_t mode, uint
 	rt_arg a[] = {{"name", name}, {"oflag", rt_mod_hex(a1, (unsigned)oflag)},
 		      {"mode", rt_mod_hex(a2, mode)}};
 	if (oflag & O_CREAT)
-		rt_mod_put(0, KIND_ALLOC, FN(H_SHM_OPEN), RES(R_PSHMOBJ), name_id(name), 1, bt, a, 3);
+		rt_mod_put(0, RT_TF_CALL_ALLOC, FN(H_SHM_OPEN), RES(R_PSHMOBJ), name_id(name), 1, bt, a, 3);
 	if (rt_fd_tracing())
 		rt_fd_shm_open(fd, name, oflag, bt);
 }
@@ -185,7 +185,7 @@ RT_EXPORT int shm_unlink(const char *name)
 	if (rc == 0 && rt_mod_tracing(&rt_mod_shm)) {
 		rt_arg a[] = {{"name", name}};
 		uint64_t bt = rt_opt.trace_frees ? rt_mod_bt() : 0;
-		rt_mod_put(0, KIND_FREE, FN(H_SHM_UNLINK), RES(R_PSHMOBJ), name_id(name), 0, bt, a, 1);
+		rt_mod_put(0, RT_TF_CALL_FREE, FN(H_SHM_UNLINK), RES(R_PSHMOBJ), name_id(name), 0, bt, a, 1);
 	}
 	return rc;
 }

@@ -129,7 +129,7 @@ static void write_bt(uint64_t id, const uintptr_t *ips, int n)
 	uint8_t *p = rt_reserve(1 + 10 + 10 + (size_t)n * 10);
 	if (!p)
 		return;
-	*p++ = REC_BT;
+	*p++ = RT_REC_BT;
 	p = rt_put_varint(p, id);
 	p = rt_put_varint(p, (uint64_t)n);
 	int64_t prev = 0;

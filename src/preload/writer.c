@@ -18,9 +18,14 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The tracer's choices within format/trace_format.h's limits. */
 #define HDR_SIZE 4096u
 #define CHUNK_SIZE 65536u
-#define CHUNK_HDR 16u
+#define CHUNK_HDR RT_TF_CHUNK_HEADER
+_Static_assert(HDR_SIZE >= RT_TF_FILE_HEADER && HDR_SIZE <= RT_TF_MAX_HEADER, "header size");
+_Static_assert(CHUNK_SIZE >= RT_TF_MIN_CHUNK && CHUNK_SIZE <= RT_TF_MAX_CHUNK, "chunk size");
+/* the headers and the records' integers are stored as native integers */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the format is little endian");
 #define SEG_SIZE (8u << 20)
 #define CHUNKS_PER_SEG (SEG_SIZE / CHUNK_SIZE)
 #define MAX_SEGS 65536u /* 512 GiB of trace */
@@ -257,9 +262,9 @@ static uint8_t *chunk_new(void)
 	uint8_t *c = seg_base[i / CHUNKS_PER_SEG] + (i % CHUNKS_PER_SEG) * CHUNK_SIZE;
 	chunk_index = i;
 	uint32_t tid = (uint32_t)syscall(SYS_gettid), seq = chunk_seq++;
-	memcpy(c, "RTCK", 4);
-	memcpy(c + 8, &tid, 4);
-	memcpy(c + 12, &seq, 4);
+	memcpy(c, RT_TF_CHUNK_MAGIC, RT_TF_CHUNK_MAGIC_LEN);
+	memcpy(c + RT_TF_OFF_TID, &tid, 4);
+	memcpy(c + RT_TF_OFF_SEQ, &seq, 4);
 	return c;
 }
 
@@ -306,7 +311,7 @@ void rt_commit(uint8_t *end)
 {
 	rt_t.used = (uint32_t)(end - (rt_t.chunk + CHUNK_HDR));
 	/* readers of a killed process's file trust `used`: publish it last */
-	atomic_store_explicit((_Atomic uint32_t *)(rt_t.chunk + 4), rt_t.used, memory_order_release);
+	atomic_store_explicit((_Atomic uint32_t *)(rt_t.chunk + RT_TF_OFF_USED), rt_t.used, memory_order_release);
 }
 
 uint8_t *rt_put_str(uint8_t *p, const char *s, size_t n)
@@ -344,12 +349,9 @@ static int open_trace(void)
 
 static int write_header(int fd)
 {
-	uint8_t h[HDR_SIZE] = "RTRACE\0\1";
-	uint32_t hs = HDR_SIZE, cs = CHUNK_SIZE;
-	uint64_t pid = (uint64_t)getpid();
-	memcpy(h + 8, &hs, 4);
-	memcpy(h + 12, &cs, 4);
-	memcpy(h + 24, &pid, 8);
+	uint8_t h[HDR_SIZE] = {0};
+	rt_tf_file_header fh = {RT_TF_MAGIC, HDR_SIZE, CHUNK_SIZE, 0, (uint64_t)getpid(), {0}};
+	memcpy(h, &fh, sizeof fh);
 	return pwrite(fd, h, sizeof h, 0) == (ssize_t)sizeof h ? 0 : -1;
 }
 
@@ -409,7 +411,7 @@ void rt_writer_close(void)
 		return;
 	uint64_t used = atomic_load(&next_chunk), ready = atomic_load(&ready_chunks);
 	uint64_t end = HDR_SIZE + (used < ready ? used : ready) * CHUNK_SIZE;
-	if (pwrite(fd, &end, 8, 16) == 8)
+	if (pwrite(fd, &end, 8, RT_TF_OFF_DATA_END) == 8)
 		(void)!ftruncate(fd, (off_t)end);
 }
 

@@ -20,6 +20,7 @@
 #include "rtrace/text.h"
 
 #include "../cli/bin_encoder.h"
+#include "format/trace_format.h"
 
 #define START_SEC 1308239388ull /* 2011-06-16 15:49:48 UTC */
 #define DAY_US(h, m, s) ((((uint64_t)(h) * 60 + (m)) * 60 + (s)) * 1000000ull)
@@ -1515,6 +1516,42 @@ static void short_copy_warns(void **state)
 	be_free(&bf.f);
 }
 
+/* The tracer's encoders (format/varint.h, shared with the reader) write
+ * what the spec-written test encoder writes, and the layout header's magic
+ * and offsets are the public header's and the document's. */
+static void shared_encoders_match_the_spec(void **state)
+{
+	(void)state;
+	static const uint64_t vals[] = {0, 1, 127, 128, 300, 16383, 16384, UINT32_MAX,
+					(uint64_t)1 << 56, INT64_MAX, (uint64_t)INT64_MAX + 1, UINT64_MAX};
+	for (size_t i = 0; i < sizeof vals / sizeof *vals; i++) {
+		for (int sign = 0; sign < 2; sign++) {
+			uint8_t buf[RT_VARINT_MAX], *end;
+			benc e = {0};
+			if (sign) {
+				end = rt_put_svarint(buf, -(int64_t)(vals[i] >> 1) - 1);
+				be_svar(&e, -(int64_t)(vals[i] >> 1) - 1);
+			} else {
+				end = rt_put_varint(buf, vals[i]);
+				be_var(&e, vals[i]);
+				assert_int_equal(rt_varint_put(buf, vals[i]), end - buf);
+			}
+			assert_int_equal(end - buf, e.len);
+			assert_memory_equal(buf, e.b, e.len);
+			uint64_t v;
+			assert_int_equal(rt_varint_get(buf, end, &v), end - buf);
+			be_free(&e);
+		}
+	}
+	assert_memory_equal(RT_BIN_MAGIC, RT_TF_MAGIC, RT_TF_MAGIC_LEN);
+	rt_tf_file_header h = {RT_TF_MAGIC, 4096, 65536, 0, 1234, {0}};
+	uint8_t raw[sizeof h];
+	memcpy(raw, &h, sizeof h);
+	assert_memory_equal(raw, "RTRACE\0\1", 8);
+	assert_int_equal(raw[RT_TF_OFF_CHUNK_SIZE + 2], 1); /* 65536, little endian */
+	assert_int_equal(raw[RT_TF_OFF_PID], 1234 & 0xff);
+}
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
@@ -1556,6 +1593,7 @@ int main(void)
 		cmocka_unit_test(call_arguments_at_most_64),
 		cmocka_unit_test(call_arguments_cut),
 		cmocka_unit_test(call_arguments_bad_count),
+		cmocka_unit_test(shared_encoders_match_the_spec),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,69 @@
+/* The environment protocol between `rtrace run` (src/cli/run.c) and the
+ * tracer it preloads (src/preload/): the program's environment is the only
+ * channel into a process started with exec, so the options travel as
+ * RTRACE_* variables. Both sides include this header; no other file spells
+ * a variable's name or a flag letter.
+ *
+ * Who sets what: `rtrace run` sets every variable below except
+ * RT_ENV_PRELOAD (the user's) before it execs the program; the tracer
+ * reads them once, in its constructor, and then (unless children are
+ * followed) removes them again, with LD_PRELOAD restored to the user's, so
+ * that the program and what it starts see the environment they were given.
+ * RT_ENV_OURS lists the variables it removes. */
+#ifndef RT_RUN_ENV_H
+#define RT_RUN_ENV_H
+
+/* Set by the user, read by `rtrace run`: the tracer library to preload
+ * instead of the one next to rtrace or in the library directory. */
+#define RT_ENV_PRELOAD "RTRACE_PRELOAD"
+
+/* The LD_PRELOAD the user had (unset: none); the tracer gives it back to
+ * LD_PRELOAD when children are not followed. */
+#define RT_ENV_USER_LD_PRELOAD "RTRACE_USER_LD_PRELOAD"
+
+/* Absolute directory the trace files go to (tracer default: "."). */
+#define RT_ENV_DIR "RTRACE_DIR"
+
+/* A file the tracer appends one line to per process: "PID PATH" for the
+ * trace it created, "PID !" when it could not create one (empty: none). */
+#define RT_ENV_MANIFEST "RTRACE_MANIFEST"
+
+/* Frames per backtrace, decimal (tracer default 32, at most 256). */
+#define RT_ENV_DEPTH "RTRACE_DEPTH"
+
+/* Option letters, any order; a letter absent is the default. Each is a
+ * one-letter string, for run's format string; the tracer looks for its
+ * first (only) character. */
+#define RT_ENV_FLAGS "RTRACE_FLAGS"
+#define RT_FLAG_NO_TIMESTAMPS "T" /* CALL records carry no time */
+#define RT_FLAG_TRACE_FREES "f"   /* releases get backtraces too */
+#define RT_FLAG_FOLLOW "c"        /* children started with exec are traced */
+#define RT_FLAG_START_PAUSED "p"  /* tracing starts paused (toggle signal) */
+#define RT_FLAG_LIBUNWIND "u"     /* every stack through libunwind */
+#define RT_FLAG_CHECK_UNWIND "k"  /* both unwinders, differences reported */
+
+/* Signal number, decimal, that pauses and resumes tracing (0: none). */
+#define RT_ENV_TOGGLE_SIGNAL "RTRACE_TOGGLE_SIGNAL"
+
+/* The leak check at exit: RT_ENV_LEAK_FULL (the tracer's default),
+ * RT_ENV_LEAK_SUMMARY, or anything else for none (run passes the value of
+ * --leak-check, "full", "summary" or "no", on unchanged). */
+#define RT_ENV_LEAK_CHECK "RTRACE_LEAK_CHECK"
+#define RT_ENV_LEAK_FULL "full"
+#define RT_ENV_LEAK_SUMMARY "summary"
+
+/* Comma-separated tracing modules (tracer default: "memory"). */
+#define RT_ENV_MODULES "RTRACE_MODULES"
+#define RT_ENV_MODULES_DEFAULT "memory"
+
+/* Set (any value): the tracer prints its modules, one
+ * "name<TAB>description<TAB>types" line each, and exits
+ * (`rtrace run --list-modules`, which preloads it into /bin/true). */
+#define RT_ENV_LIST_MODULES "RTRACE_LIST_MODULES"
+
+/* What the tracer removes from the program's environment once read. */
+#define RT_ENV_OURS                                                            \
+	RT_ENV_USER_LD_PRELOAD, RT_ENV_DIR, RT_ENV_MANIFEST, RT_ENV_DEPTH,     \
+	RT_ENV_FLAGS, RT_ENV_TOGGLE_SIGNAL, RT_ENV_LEAK_CHECK, RT_ENV_MODULES
+
+#endif

@@ -1,0 +1,733 @@
+/* Decoding the records of the binary trace format (docs/binary-format.md;
+ * the layout and record kinds are format/trace_format.h's): one record at
+ * a time from a thread's stream, which bin_merge.c positions. Each record
+ * kind has a reader, found through a table indexed by the kind; it reads
+ * the fields (varints, strings, bytes), checks them against the chunk's
+ * used bytes and the file's end, and puts definitions (functions,
+ * resources, stacks, contexts, modules) into the model and the id maps
+ * at once. A CALL is only read ahead into the stream's head: its ids are
+ * looked up (rt_bin_call_of) when the merger delivers it in index order,
+ * since another thread's definition may come later in the file.
+ *
+ * Every error names the byte offset and what was expected there, and
+ * ends the stream (the merger decides when to report it). Strings become
+ * model strings with control bytes shown as '?', since the text protocol
+ * is line based. This file calls nothing in bin_merge.c. */
+#include "bin_int.h"
+#include "util/util.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define NS_PER_SEC 1000000000ull
+#define MAX_SEC (1ull << 40)  /* later start times are not dates */
+#define MAX_ARGS RT_TF_MAX_ARGS
+
+/* Values on disk that the model keeps as they are. */
+_Static_assert((int)RT_CALL_ALLOC == RT_TF_CALL_ALLOC && (int)RT_CALL_FREE == RT_TF_CALL_FREE, "call kinds");
+_Static_assert(RT_MAX_RESOURCES == RT_TF_MAX_RES, "resource ids");
+_Static_assert(RT_LEAK_KINDS == RT_TF_LEAK_KINDS && RT_LEAK_HEURISTICS == RT_TF_HEURISTICS,
+	       "LEAK kinds and heuristics");
+_Static_assert((int)RT_LEAK_CHECK_SUMMARY == RT_TF_LEAKSUM_SUMMARY &&
+	       (int)RT_LEAK_CHECK_FULL == RT_TF_LEAKSUM_FULL, "LEAKSUM modes");
+_Static_assert((int)RT_ERR_INVALID_FREE == RT_TF_ERR_INVALID_FREE &&
+	       (int)RT_ERR_MISMATCHED_FREE == RT_TF_ERR_MISMATCHED_FREE, "HEAPERR kinds");
+_Static_assert((int)RT_BLOCK_UNKNOWN == RT_TF_BLOCK_UNKNOWN && (int)RT_BLOCK_LIVE == RT_TF_BLOCK_LIVE &&
+	       (int)RT_BLOCK_FREED == RT_TF_BLOCK_FREED, "HEAPERR block states");
+
+/* For messages; kind 0 is no record. */
+static const char *const rec_names[RT_REC_KINDS] = {
+	[0] = "", [RT_REC_PROCESS] = "PROCESS", [RT_REC_MODULE] = "MODULE", [RT_REC_MAPS] = "MAPS",
+	[RT_REC_RESOURCE] = "RESOURCE", [RT_REC_FUNCTION] = "FUNCTION",
+	[RT_REC_CONTEXT] = "CONTEXT", [RT_REC_BT] = "BT", [RT_REC_CALL] = "CALL",
+	[RT_REC_END] = "END", [RT_REC_MESSAGE] = "MESSAGE", [RT_REC_LEAK] = "LEAK",
+	[RT_REC_LEAKSUM] = "LEAKSUM", [RT_REC_HEAPERR] = "HEAPERR", [RT_REC_CALLA] = "CALLA",
+};
+
+/* --- diagnostics and strings --- */
+
+/* Puts "byte offset N: <msg>" in r->diag; returns false for the caller. */
+__attribute__((format(printf, 3, 4)))
+bool rt_bin_bad(rd *r, uint64_t off, const char *fmt, ...)
+{
+	rt_diag *d = &r->diag;
+	d->file = r->file;
+	d->line = 0;
+	d->col = 0;
+	int n = snprintf(d->msg, sizeof d->msg, "byte offset %" PRIu64 ": ", off);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(d->msg + n, sizeof d->msg - (size_t)n, fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+__attribute__((format(printf, 3, 4)))
+void rt_bin_warn(rd *r, uint64_t off, const char *fmt, ...)
+{
+	if (!r->o || !r->o->warn)
+		return;
+	rt_diag d = {r->file, 0, 0, ""};
+	int n = snprintf(d.msg, sizeof d.msg, "byte offset %" PRIu64 ": ", off);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(d.msg + n, sizeof d.msg - (size_t)n, fmt, ap);
+	va_end(ap);
+	r->o->warn(r->o->ctx, &d);
+}
+
+rt_diag *rt_bin_diag_dup(const rt_diag *d)
+{
+	rt_diag *c = rt_xmalloc(sizeof *c);
+	*c = *d;
+	return c;
+}
+
+/* A model string from str bytes, after pfx: NUL-terminated, and control
+ * bytes shown as '?', since the text protocol is line based and a NUL
+ * would cut the string short. Valid until slot is used again. */
+static const char *text_with(rd *r, int slot, const char *pfx, bstr v)
+{
+	size_t np = strlen(pfx);
+	rt_grow((void **)&r->tmp[slot], &r->ctmp[slot], np + v.n + 1, 1);
+	char *d = r->tmp[slot];
+	memcpy(d, pfx, np);
+	for (size_t i = 0; i < v.n; i++)
+		d[np + i] = v.p[i] < 0x20 || v.p[i] == 0x7f ? '?' : (char)v.p[i];
+	d[np + v.n] = '\0';
+	return d;
+}
+
+static const char *text(rd *r, int slot, bstr v)
+{
+	return text_with(r, slot, "", v);
+}
+
+void rt_bin_set_u64(rd *r, const char *key, uint64_t v)
+{
+	char buf[24];
+	snprintf(buf, sizeof buf, "%" PRIu64, v);
+	rt_trace_set_header(r->t, key, buf);
+}
+/* --- id maps --- */
+
+static idslot *idmap_slot(const idmap *m, uint64_t key)
+{
+	size_t mask = m->cap - 1;
+	for (size_t i = rt_mix64(key) & mask;; i = (i + 1) & mask)
+		if (!m->slots[i].used || m->slots[i].key == key)
+			return &m->slots[i];
+}
+
+uint32_t *rt_bin_idmap_get(const idmap *m, uint64_t key)
+{
+	if (!m->cap)
+		return NULL;
+	idslot *s = idmap_slot(m, key);
+	return s->used ? &s->val : NULL;
+}
+
+static void idmap_grow(idmap *m)
+{
+	idmap old = *m;
+	m->cap = old.cap ? old.cap * 2 : 16;
+	m->slots = rt_xcalloc(m->cap, sizeof *m->slots);
+	for (size_t i = 0; i < old.cap; i++)
+		if (old.slots[i].used)
+			*idmap_slot(m, old.slots[i].key) = old.slots[i];
+	free(old.slots);
+}
+
+void rt_bin_idmap_put(idmap *m, uint64_t key, uint32_t val)
+{
+	if ((m->n + 1) * 2 > m->cap)
+		idmap_grow(m);
+	idslot *s = idmap_slot(m, key);
+	if (!s->used) {
+		m->n++;
+		s->used = 1;
+		s->key = key;
+	}
+	s->val = val;
+}
+/* --- module set --- */
+
+static size_t mod_hash(const char *path, uint64_t from, uint64_t to)
+{
+	return (size_t)(rt_hash_bytes(path, strlen(path)) ^ rt_mix64(from + rt_mix64(to)));
+}
+
+/* The slot of the module (path, from, to), or the empty slot for it. */
+static uint32_t *mod_slot(rd *r, const char *path, uint64_t from, uint64_t to)
+{
+	size_t mask = r->mods.cap - 1;
+	for (size_t i = mod_hash(path, from, to) & mask;; i = (i + 1) & mask) {
+		uint32_t v = r->mods.slots[i];
+		if (!v)
+			return &r->mods.slots[i];
+		const rt_mmap *m = rt_trace_mmap_at(r->t, v - 1);
+		if (m->from == from && m->to == to && !strcmp(m->module, path))
+			return &r->mods.slots[i];
+	}
+}
+
+static void mod_grow(rd *r)
+{
+	modset old = r->mods;
+	r->mods.cap = old.cap ? old.cap * 2 : 64;
+	r->mods.slots = rt_xcalloc(r->mods.cap, sizeof *r->mods.slots);
+	for (size_t i = 0; i < old.cap; i++) {
+		if (!old.slots[i])
+			continue;
+		const rt_mmap *m = rt_trace_mmap_at(r->t, old.slots[i] - 1);
+		*mod_slot(r, m->module, m->from, m->to) = old.slots[i];
+	}
+	free(old.slots);
+}
+
+/* Later MAPS generations list the modules that stayed as well: only new
+ * mappings are added, and those of a dlclose'd module stay, since the
+ * calls made before the dlclose still point into it. Each mapping keeps
+ * the call indices it was mapped for, so that a module loaded later at the
+ * same addresses is told apart. */
+static void add_module(rd *r, const char *path, uint64_t from, uint64_t to, uint64_t offset)
+{
+	if ((r->mods.n + 1) * 2 > r->mods.cap)
+		mod_grow(r);
+	uint32_t *slot = mod_slot(r, path, from, to);
+	if (!*slot) {
+		rt_mmap m = {path, from, to, offset, r->gen_since, UINT64_MAX};
+		*slot = (uint32_t)rt_trace_add_mmap_full(r->t, &m) + 1;
+		r->mods.n++;
+	} else if (rt_trace_mmap_at(r->t, *slot - 1)->until != UINT64_MAX) {
+		rt_trace_set_mmap_until(r->t, *slot - 1, UINT64_MAX); /* mapped again */
+	}
+	rt_grow((void **)&r->mod_gen, &r->cmod_gen, *slot, sizeof *r->mod_gen);
+	for (; r->nmod_gen < *slot; r->nmod_gen++)
+		r->mod_gen[r->nmod_gen] = 0;
+	r->mod_gen[*slot - 1] = r->gen;
+}
+
+/* The mappings that the last MAPS generation no longer lists were
+ * unmapped when it began. */
+void rt_bin_close_generation(rd *r)
+{
+	size_t n = rt_trace_mmap_count(r->t);
+	for (size_t i = 0; i < n && i < r->nmod_gen; i++)
+		if (r->mod_gen[i] && r->mod_gen[i] != r->gen &&
+		    rt_trace_mmap_at(r->t, i)->until == UINT64_MAX)
+			rt_trace_set_mmap_until(r->t, i, r->gen_since);
+}
+/* --- fields of the record being read --- */
+
+/* A field runs past what the chunk holds: past its used bytes (corrupt
+ * data) or past the end of a file cut inside them (truncated trace). */
+static bool ran_out(rd *r, const stream *s)
+{
+	const char *name = rec_names[s->type];
+	uint64_t at = off_of(r, s->rec);
+	if (s->used_end > r->len)
+		return rt_bin_bad(r, at, "expected the rest of the %s record starting here, found end of file "
+				  "(truncated trace: the chunk at byte offset %" PRIu64 " has used bytes up to byte offset %" PRIu64 ")",
+				  name, s->chunk, s->used_end);
+	return rt_bin_bad(r, at, "expected the %s record starting here to end within its chunk's used bytes "
+			  "(chunk at byte offset %" PRIu64 ", used bytes up to byte offset %" PRIu64 ")",
+			  name, s->chunk, s->used_end);
+}
+
+static bool get_u8(rd *r, stream *s, uint8_t *v)
+{
+	if (s->p >= s->end)
+		return ran_out(r, s);
+	*v = *s->p++;
+	return true;
+}
+
+static bool get_v(rd *r, stream *s, uint64_t *v)
+{
+	int n = rt_varint_get(s->p, s->end, v);
+	if (n > 0) {
+		s->p += n;
+		return true;
+	}
+	if (n == RT_VARINT_END)
+		return ran_out(r, s);
+	if (n == RT_VARINT_LONG)
+		return rt_bin_bad(r, off_of(r, s->p), "expected a varint of at most %d bytes in the %s record",
+				  RT_VARINT_MAX, rec_names[s->type]);
+	return rt_bin_bad(r, off_of(r, s->p), "expected a varint below 2^64 in the %s record (its 10th byte is above 1)",
+			  rec_names[s->type]);
+}
+
+static bool get_s(rd *r, stream *s, bstr *v)
+{
+	uint64_t n;
+	if (!get_v(r, s, &n))
+		return false;
+	if (n > (uint64_t)(s->end - s->p))
+		return ran_out(r, s);
+	v->p = s->p;
+	v->n = (size_t)n;
+	s->p += n;
+	return true;
+}
+/* --- records --- */
+
+/* Ids are unique in a trace. A second, different definition would make
+ * the calls' meaning depend on how far the reader had read ahead. */
+static bool redefined(rd *r, const stream *s, const char *what, uint64_t id)
+{
+	return rt_bin_bad(r, off_of(r, s->rec), "expected %s id %" PRIu64 " to be defined once, "
+			  "found a second %s record that differs", what, id, rec_names[s->type]);
+}
+
+static void set_start_time(rd *r, uint64_t sec)
+{
+	struct tm tm;
+	time_t tt = (time_t)sec;
+	char buf[64];
+	if (sec > MAX_SEC || !localtime_r(&tt, &tm))
+		return;
+	snprintf(buf, sizeof buf, "%d.%d.%d %02d:%02d:%02d", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+	rt_trace_set_header(r->t, "timestamp", buf);
+}
+
+/* The "args" header: the arguments after argv[0] of a PROCESS cmdline
+ * (NUL-separated; older tracers joined them with spaces), separated by
+ * spaces, with space and backslash escaped by a backslash. */
+static void set_args(rd *r, bstr cmd)
+{
+	char sep = memchr(cmd.p, '\0', cmd.n) ? '\0' : ' ';
+	const uint8_t *p = memchr(cmd.p, sep, cmd.n);
+	if (!p)
+		return;
+	size_t n = cmd.n - (size_t)(p + 1 - cmd.p), k = 0;
+	char *v = rt_xmalloc(2 * n + 1);
+	for (size_t i = 0; i < n; i++) {
+		char c = (char)p[1 + i];
+		if (c == sep)
+			c = ' ';
+		else if (c == ' ' || c == '\\')
+			v[k++] = '\\';
+		v[k++] = c;
+	}
+	v[k] = '\0';
+	rt_trace_set_header(r->t, "args", v);
+	free(v);
+}
+
+/* PROCESS: the header fields, and the clock that CALL deltas count from. */
+static bool rec_process(rd *r, stream *s)
+{
+	uint64_t pid, ppid, sec, nsec, depth, flags;
+	bstr arch, proc, cmdline = {NULL, 0};
+	if (!get_v(r, s, &pid) || !get_v(r, s, &ppid) || !get_v(r, s, &sec) ||
+	    !get_v(r, s, &nsec) || !get_s(r, s, &arch) || !get_s(r, s, &proc) ||
+	    !get_s(r, s, &cmdline) || !get_v(r, s, &depth) || !get_v(r, s, &flags))
+		return false;
+	if (nsec >= NS_PER_SEC)
+		return rt_bin_bad(r, off_of(r, s->rec), "expected start_nsec below 10^9 in the PROCESS record, found %" PRIu64, nsec);
+	/* a forked child writes a file of its own: one process per trace,
+	 * and calls read ahead would otherwise see another start time */
+	if (r->have_process)
+		return rt_bin_bad(r, off_of(r, s->rec), "expected one PROCESS record in the trace, found a second one");
+	r->have_process = true;
+	r->start_sec = sec;
+	r->start_nsec = nsec;
+	r->timestamps = flags & RT_TF_PROC_TIMESTAMPS;
+	r->tm_ok = false;
+	rt_bin_set_u64(r, "pid", pid);
+	rt_trace_set_header(r->t, "arch", text(r, 0, arch));
+	rt_trace_set_header(r->t, "process", text(r, 0, proc));
+	rt_bin_set_u64(r, "backtrace depth", depth);
+	set_start_time(r, sec);
+	rt_bin_set_u64(r, "ppid", ppid);
+	set_args(r, cmdline);
+	return true;
+}
+
+static bool rec_module(rd *r, stream *s)
+{
+	uint64_t start, end, offset;
+	bstr path;
+	if (!get_v(r, s, &start) || !get_v(r, s, &end) || !get_v(r, s, &offset) ||
+	    !get_s(r, s, &path))
+		return false;
+	add_module(r, text(r, 0, path), start, end, offset);
+	return true;
+}
+
+/* MAPS: the MODULE records that follow are the whole list again; see
+ * add_module for why the model keeps the older ones. They hold from the
+ * thread's next call on. */
+static bool rec_maps(rd *r, stream *s)
+{
+	uint64_t generation;
+	if (!get_v(r, s, &generation))
+		return false;
+	if (r->gen)
+		rt_bin_close_generation(r);
+	r->gen++;
+	r->gen_since = s->last_index ? s->last_index + 1 : 0;
+	return true;
+}
+
+static bool rec_resource(rd *r, stream *s)
+{
+	uint64_t id, flags;
+	bstr type, desc;
+	if (!get_v(r, s, &id) || !get_s(r, s, &type) || !get_s(r, s, &desc) ||
+	    !get_v(r, s, &flags))
+		return false;
+	if (id < 1 || id > RT_MAX_RESOURCES)
+		return rt_bin_bad(r, off_of(r, s->rec), "expected a resource id between 1 and %d in the RESOURCE record, found %" PRIu64,
+				  RT_MAX_RESOURCES, id);
+	const char *name = text(r, 0, type);
+	if (r->res[id] && r->res[id] != rt_trace_find_resource(r->t, name, type.n))
+		return redefined(r, s, "resource", id);
+	r->res[id] = rt_trace_add_resource(r->t, 1u << (id - 1), name, text(r, 1, desc),
+					   flags & RT_TF_RES_REFCOUNT ? "refcount" : NULL);
+	return true;
+}
+
+static bool rec_function(rd *r, stream *s)
+{
+	uint64_t id;
+	bstr name;
+	if (!get_v(r, s, &id) || !get_s(r, s, &name))
+		return false;
+	uint32_t str = rt_trace_intern(r->t, text(r, 0, name), name.n);
+	const uint32_t *had = rt_bin_idmap_get(&r->fns, id);
+	if (had && *had != str)
+		return redefined(r, s, "function", id);
+	rt_bin_idmap_put(&r->fns, id, str);
+	return true;
+}
+
+static bool rec_context(rd *r, stream *s)
+{
+	uint64_t id;
+	bstr name;
+	if (!get_v(r, s, &id) || !get_s(r, s, &name))
+		return false;
+	if (id > UINT32_MAX)
+		return rt_bin_bad(r, off_of(r, s->rec), "expected a 32-bit context id in the CONTEXT record, found %" PRIu64, id);
+	if (rt_bin_idmap_get(&r->ctxs, id))
+		return true; /* the registry lists each context once */
+	rt_bin_idmap_put(&r->ctxs, id, 1);
+	rt_trace_add_context(r->t, (uint32_t)id, text(r, 0, name));
+	return true;
+}
+
+/* BT: frames are deltas from the previous return address; the stack is
+ * interned by content, so two threads' ids for one stack share it. */
+static bool rec_bt(rd *r, stream *s)
+{
+	uint64_t id, n, addr = 0, d;
+	if (!get_v(r, s, &id) || !get_v(r, s, &n))
+		return false;
+	if (id == 0)
+		return rt_bin_bad(r, off_of(r, s->rec), "expected a backtrace id above 0 in the BT record (0 means none)");
+	if (n > (uint64_t)(s->end - s->p)) /* a frame takes a byte at least */
+		return ran_out(r, s);
+	uint32_t keep = r->o && r->o->max_depth && n > r->o->max_depth ? r->o->max_depth : (uint32_t)n;
+	rt_grow((void **)&r->frames, &r->cframes, keep, sizeof *r->frames);
+	for (uint64_t i = 0; i < n; i++) {
+		if (!get_v(r, s, &d))
+			return false;
+		addr += (uint64_t)rt_unzigzag(d);
+		if (i < keep)
+			r->frames[i] = (rt_frame){addr, RT_NONE};
+	}
+	uint32_t bt = rt_trace_intern_bt(r->t, r->frames, keep);
+	const uint32_t *had = rt_bin_idmap_get(&r->bts, id);
+	if (had && *had != bt)
+		return redefined(r, s, "backtrace", id);
+	rt_bin_idmap_put(&r->bts, id, bt);
+	return true;
+}
+
+/* CALL: becomes the stream's head; its ids are resolved on delivery. */
+static bool call_fields(rd *r, stream *s)
+{
+	head *h = &s->h;
+	uint64_t delta, ctx;
+	uint8_t kind = 0;
+	memset(h, 0, sizeof *h);
+	h->off = off_of(r, s->rec);
+	if (!get_v(r, s, &h->c.index))
+		return false;
+	if (h->c.index <= s->last_index)
+		return rt_bin_bad(r, h->off, "expected a call index above %" PRIu64 " (the thread's previous call), found %" PRIu64,
+				  s->last_index, h->c.index);
+	s->bound = h->c.index;
+	if (!get_v(r, s, &delta) || !get_u8(r, s, &kind))
+		return false;
+	if (kind != RT_CALL_ALLOC && kind != RT_CALL_FREE)
+		return rt_bin_bad(r, h->off, "expected call kind 1 (alloc) or 2 (free) in the CALL record, found %u", kind);
+	if (!get_v(r, s, &h->fn) || !get_v(r, s, &h->res) || !get_v(r, s, &h->c.res_id) ||
+	    (kind == RT_CALL_ALLOC && !get_v(r, s, &h->c.size)) || !get_v(r, s, &h->bt) ||
+	    !get_v(r, s, &ctx))
+		return false;
+	if (ctx > UINT32_MAX)
+		return rt_bin_bad(r, h->off, "expected a 32-bit context mask in the CALL record, found %" PRIu64, ctx);
+	h->c.context = (uint32_t)ctx;
+	h->c.kind = kind;
+	h->c.args = h->c.bt = RT_NONE;
+	h->ns = s->ns += delta;
+	s->last_index = h->c.index;
+	s->has_head = true;
+	return true;
+}
+
+static bool rec_call(rd *r, stream *s)
+{
+	return call_fields(r, s);
+}
+
+/* An argument's name or value as a model string (control bytes as '?'). */
+static char *arg_text(bstr v)
+{
+	char *d = rt_xmalloc(v.n + 1);
+	for (size_t i = 0; i < v.n; i++)
+		d[i] = v.p[i] < 0x20 || v.p[i] == 0x7f ? '?' : (char)v.p[i];
+	d[v.n] = '\0';
+	return d;
+}
+
+/* CALLA (format 1.2): a CALL followed by its arguments, which become the
+ * call's "$name = value" block. */
+static bool rec_calla(rd *r, stream *s)
+{
+	uint64_t n;
+	if (!call_fields(r, s) || !get_v(r, s, &n))
+		return false;
+	if (n == 0 || n > MAX_ARGS)
+		return rt_bin_bad(r, s->h.off, "expected 1 to %d arguments in the CALLA record, found %" PRIu64, MAX_ARGS, n);
+	rt_kv kv[MAX_ARGS];
+	bool ok = true;
+	uint64_t i;
+	for (i = 0; i < n && ok; i++) {
+		bstr k, v;
+		ok = get_s(r, s, &k) && get_s(r, s, &v);
+		if (ok) {
+			kv[i].key = arg_text(k);
+			kv[i].value = arg_text(v);
+		}
+	}
+	if (ok)
+		s->h.c.args = rt_trace_add_args(r->t, kv, (uint32_t)n);
+	for (uint64_t k = 0; k < (ok ? n : i - 1); k++) {
+		free((char *)kv[k].key);
+		free((char *)kv[k].value);
+	}
+	return ok;
+}
+
+static bool rec_end(rd *r, stream *s)
+{
+	uint64_t calls; /* diagnostic only */
+	return get_v(r, s, &calls);
+}
+
+/* MESSAGE: told through opts->warn, and kept as a permanent comment after
+ * the thread's last call, so that a converted trace still says it. */
+static bool rec_message(rd *r, stream *s)
+{
+	bstr m;
+	if (!get_s(r, s, &m))
+		return false;
+	rt_bin_warn(r, off_of(r, s->rec), "tracer message: %s", text(r, 0, m));
+	const char *c = text_with(r, 1, "## ", m);
+	rt_trace_add_comment(r->t, s->last_index, c, strlen(c));
+	return true;
+}
+
+/* LEAK: the leak check's verdict on one block (format 1.1). */
+static bool rec_leak(rd *r, stream *s)
+{
+	rt_leak l = {0};
+	uint64_t fn, bt;
+	if (!get_v(r, s, &l.index) || !get_v(r, s, &l.addr) || !get_v(r, s, &l.size) ||
+	    !get_u8(r, s, &l.kind) || !get_u8(r, s, &l.heuristic) || !get_v(r, s, &fn) ||
+	    !get_v(r, s, &bt) || !get_v(r, s, &l.indirect))
+		return false;
+	if (l.kind < 1 || l.kind > RT_LEAK_KINDS || l.heuristic > RT_LEAK_HEURISTICS)
+		return rt_bin_bad(r, off_of(r, s->rec), "expected leak kind 1 to %d and heuristic 0 to %d in the LEAK record, found %u and %u",
+				  RT_LEAK_KINDS, RT_LEAK_HEURISTICS, l.kind, l.heuristic);
+	l.fn = l.bt = RT_NONE;
+	rt_trace_add_leak(r->t, &l);
+	uint64_t ids[2] = {fn, bt};
+	rt_grow((void **)&r->leak_ids, &r->cleak_ids, r->nleak_ids + 1, sizeof *r->leak_ids);
+	memcpy(r->leak_ids[r->nleak_ids++], ids, sizeof ids);
+	return true;
+}
+
+/* LEAKSUM: the leak check's totals; one per trace. */
+static bool rec_leaksum(rd *r, stream *s)
+{
+	rt_leak_summary m = {0};
+	bool ok = get_u8(r, s, &m.mode);
+	for (int k = 1; ok && k <= RT_LEAK_KINDS; k++)
+		ok = get_v(r, s, &m.bytes[k]) && get_v(r, s, &m.blocks[k]);
+	for (int h = 1; ok && h <= RT_LEAK_HEURISTICS; h++)
+		ok = get_v(r, s, &m.heur_bytes[h]) && get_v(r, s, &m.heur_blocks[h]);
+	if (!ok || !get_v(r, s, &m.checked) || !get_v(r, s, &m.us))
+		return false;
+	if (m.mode != RT_LEAK_CHECK_SUMMARY && m.mode != RT_LEAK_CHECK_FULL)
+		return rt_bin_bad(r, off_of(r, s->rec), "expected mode 1 (summary) or 2 (full) in the LEAKSUM record, found %u", m.mode);
+	if (r->have_leaksum)
+		return rt_bin_bad(r, off_of(r, s->rec), "expected one LEAKSUM record in the trace, found a second one");
+	r->have_leaksum = true;
+	rt_trace_set_leak_summary(r->t, &m);
+	return true;
+}
+
+/* HEAPERR: an invalid or mismatched release (format 1.1). */
+static bool rec_heaperr(rd *r, stream *s)
+{
+	rt_heap_error e = {0};
+	uint64_t id[6]; /* fn, bt, alloc fn, alloc bt, free fn, free bt */
+	if (!get_u8(r, s, &e.kind) || !get_v(r, s, &e.index) || !get_v(r, s, &id[0]) ||
+	    !get_v(r, s, &e.addr) || !get_v(r, s, &id[1]) || !get_u8(r, s, &e.block) ||
+	    !get_v(r, s, &e.block_addr) || !get_v(r, s, &e.block_size) || !get_v(r, s, &id[2]) ||
+	    !get_v(r, s, &id[3]) || !get_v(r, s, &id[4]) || !get_v(r, s, &id[5]))
+		return false;
+	if (e.kind < RT_ERR_INVALID_FREE || e.kind > RT_ERR_MISMATCHED_FREE || e.block > RT_BLOCK_FREED)
+		return rt_bin_bad(r, off_of(r, s->rec), "expected error kind 1 or 2 and block state 0 to 2 in the HEAPERR record, found %u and %u",
+				  e.kind, e.block);
+	e.fn = e.bt = e.alloc_fn = e.alloc_bt = e.free_fn = e.free_bt = RT_NONE;
+	rt_trace_add_heap_error(r->t, &e);
+	rt_grow((void **)&r->err_ids, &r->cerr_ids, r->nerr_ids + 1, sizeof *r->err_ids);
+	memcpy(r->err_ids[r->nerr_ids++], id, sizeof id);
+	return true;
+}
+
+/* Ids in heap checking records name definitions any thread may have
+ * written: they are looked up once the merge read everything. Unknown
+ * ones (a trace cut short) stay RT_NONE. */
+static uint32_t id_or_none(const idmap *m, uint64_t id)
+{
+	const uint32_t *v = id ? rt_bin_idmap_get(m, id) : NULL;
+	return v ? *v : RT_NONE;
+}
+
+void rt_bin_resolve_heapcheck(rd *r)
+{
+	rt_leak *l = r->nleak_ids ? rt_trace_leaks(r->t) + r->leak_base : NULL;
+	for (size_t i = 0; i < r->nleak_ids; i++) {
+		l[i].fn = id_or_none(&r->fns, r->leak_ids[i][0]);
+		l[i].bt = id_or_none(&r->bts, r->leak_ids[i][1]);
+	}
+	rt_heap_error *e = r->nerr_ids ? rt_trace_heap_errors(r->t) + r->err_base : NULL;
+	for (size_t i = 0; i < r->nerr_ids; i++) {
+		const uint64_t *id = r->err_ids[i];
+		e[i].fn = id_or_none(&r->fns, id[0]);
+		e[i].bt = id_or_none(&r->bts, id[1]);
+		e[i].alloc_fn = id_or_none(&r->fns, id[2]);
+		e[i].alloc_bt = id_or_none(&r->bts, id[3]);
+		e[i].free_fn = id_or_none(&r->fns, id[4]);
+		e[i].free_bt = id_or_none(&r->bts, id[5]);
+	}
+}
+
+typedef bool (*rec_fn)(rd *r, stream *s);
+
+/* Indexed by the kind byte; kind 0 is no record. */
+static const rec_fn handlers[] = {
+	[RT_REC_PROCESS] = rec_process,
+	[RT_REC_MODULE] = rec_module,
+	[RT_REC_MAPS] = rec_maps,
+	[RT_REC_RESOURCE] = rec_resource,
+	[RT_REC_FUNCTION] = rec_function,
+	[RT_REC_CONTEXT] = rec_context,
+	[RT_REC_BT] = rec_bt,
+	[RT_REC_CALL] = rec_call,
+	[RT_REC_END] = rec_end,
+	[RT_REC_MESSAGE] = rec_message,
+	[RT_REC_LEAK] = rec_leak,
+	[RT_REC_LEAKSUM] = rec_leaksum,
+	[RT_REC_HEAPERR] = rec_heaperr,
+	[RT_REC_CALLA] = rec_calla,
+};
+_Static_assert(sizeof handlers / sizeof *handlers == RT_REC_KINDS,
+	       "a reader for every record kind of format/trace_format.h");
+
+bool rt_bin_read_record(rd *r, stream *s)
+{
+	s->rec = s->p;
+	s->type = 0;
+	uint8_t type = *s->p++;
+	if (type == 0 || type >= RT_REC_KINDS)
+		return rt_bin_bad(r, off_of(r, s->rec), "expected a record type between 1 and %d, found %u",
+				  RT_REC_KINDS - 1, type);
+	s->type = type;
+	r->stats.lines++;
+	return handlers[type](r, s);
+}
+
+/* --- calls delivered --- */
+
+/* Local time of day of second sec, in microseconds; localtime_r runs once
+ * per second of trace, not once per call. */
+static bool local_day_us(rd *r, uint64_t sec, uint64_t *us)
+{
+	if (!r->tm_ok || sec != r->tm_sec) {
+		struct tm tm;
+		time_t tt = (time_t)sec;
+		if (sec > MAX_SEC || !localtime_r(&tt, &tm))
+			return false;
+		r->tm_sec = sec;
+		r->tm_us = (uint64_t)((tm.tm_hour * 60 + tm.tm_min) * 60 + tm.tm_sec) * 1000000;
+		r->tm_ok = true;
+	}
+	*us = r->tm_us;
+	return true;
+}
+
+/* The call's time: process start plus the thread's deltas so far. */
+static void stamp(rd *r, uint64_t ns, rt_call *c)
+{
+	if (!r->timestamps)
+		return;
+	uint64_t frac = r->start_nsec + ns % NS_PER_SEC;
+	uint64_t sec = r->start_sec + ns / NS_PER_SEC + frac / NS_PER_SEC, day;
+	if (!local_day_us(r, sec, &day))
+		return;
+	c->timestamp_us = day + frac % NS_PER_SEC / 1000;
+	c->flags |= RT_CALL_HAS_TIMESTAMP;
+}
+
+/* The head's function, resource and backtrace ids in model terms. */
+static bool resolve(rd *r, const head *h, rt_call *c)
+{
+	const uint32_t *fn = rt_bin_idmap_get(&r->fns, h->fn), *bt;
+	if (!fn)
+		return rt_bin_bad(r, h->off, "expected a FUNCTION record defining function id %" PRIu64 " before this CALL record", h->fn);
+	if (h->res < 1 || h->res > RT_MAX_RESOURCES || !r->res[h->res])
+		return rt_bin_bad(r, h->off, "expected a RESOURCE record defining resource id %" PRIu64 " before this CALL record", h->res);
+	c->fn = *fn;
+	c->res_type = r->res[h->res];
+	if (!h->bt) {
+		c->bt = rt_trace_intern_bt(r->t, NULL, 0); /* as the text reader does */
+		return true;
+	}
+	if (!(bt = rt_bin_idmap_get(&r->bts, h->bt)))
+		return rt_bin_bad(r, h->off, "expected a BT record defining backtrace id %" PRIu64 " before this CALL record", h->bt);
+	c->bt = *bt;
+	return true;
+}
+
+bool rt_bin_call_of(rd *r, const stream *s, rt_call *c)
+{
+	*c = s->h.c;
+	if (!resolve(r, &s->h, c))
+		return false;
+	stamp(r, s->h.ns, c);
+	return true;
+}

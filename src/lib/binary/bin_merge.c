@@ -1,0 +1,519 @@
+/* Reader for the rtrace binary trace format (docs/binary-format.md).
+ *
+ * A trace is a file header and fixed-size chunks, each owned by one thread
+ * and holding that thread's records. Calls carry a global index and the
+ * model wants them in index order (the leak filter depends on it), so the
+ * reader merges the threads' record streams:
+ *
+ *  1. a first pass reads the chunk headers only (16 bytes per chunk) and
+ *     finds the threads, with the first and last chunk of each;
+ *  2. every thread then keeps a cursor on its next CALL record (its head)
+ *     and a heap hands out the head with the smallest index. One scanner
+ *     walks the chunk headers forward once more and queues each chunk for
+ *     its thread, so finding a thread's next chunk takes no search.
+ *
+ * Memory follows the number of threads (and of distinct stacks, functions
+ * and modules), not the length of the trace: one call per thread waits.
+ *
+ * Errors keep the delivered calls a prefix of the trace in index order: a
+ * thread whose stream breaks becomes a heap entry keyed by the lowest index
+ * its lost calls can have, and the error is reported when the merge gets
+ * there. Function, resource and backtrace ids are resolved when a call is
+ * delivered, not when it is read ahead, so a definition that another thread
+ * wrote before the call's index was taken is always known by then.
+ *
+ * This file is the merge (the file header, the chunks, the cursors and the
+ * heap) and the entry points; bin_decode.c reads the records themselves,
+ * and bin_int.h is the one-way interface between them. */
+#include "bin_int.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define NO_STREAM UINT32_MAX
+
+/* The public header's magic (rt_bin_is_binary) is the format's. */
+_Static_assert(RT_BIN_MAGIC_LEN == RT_TF_MAGIC_LEN && sizeof RT_BIN_MAGIC == sizeof RT_TF_MAGIC,
+	       "binary.h's magic");
+
+/* --- first pass: the chunk headers --- */
+
+enum { CHUNK_OK, CHUNK_END, CHUNK_BAD };
+
+static int bad_magic(rd *r, uint64_t off)
+{
+	if (r->data_end)
+		rt_bin_bad(r, off, "expected chunk magic \"" RT_TF_CHUNK_MAGIC "\" (data_end says chunks go on to byte offset %" PRIu64 ")",
+			   r->data_end);
+	else
+		rt_bin_bad(r, off, "expected chunk magic \"" RT_TF_CHUNK_MAGIC "\", or zero bytes where the trace ends");
+	return CHUNK_BAD;
+}
+
+/* Fewer than 16 bytes of a chunk: a copy cut inside its header. Nothing
+ * is lost when they are zero or say that no bytes are used. */
+static int cut_header(rd *r, uint64_t off)
+{
+	const uint8_t *h = r->base + off;
+	size_t rem = r->len - (size_t)off, m = rem < RT_TF_CHUNK_MAGIC_LEN ? rem : RT_TF_CHUNK_MAGIC_LEN;
+	static const uint8_t zero[4];
+	if (!r->data_end && !memcmp(h, zero, m))
+		return CHUNK_END;
+	if (memcmp(h, RT_TF_CHUNK_MAGIC, m))
+		return bad_magic(r, off);
+	if (rem >= RT_TF_OFF_USED + 4 && le32(h + RT_TF_OFF_USED) == 0)
+		return CHUNK_END;
+	rt_bin_bad(r, off, "expected a %d-byte chunk header, found end of file after %zu bytes (truncated trace)",
+		   RT_TF_CHUNK_HEADER, rem);
+	return CHUNK_BAD;
+}
+
+/* The file ends at a chunk boundary before data_end: a copy cut short.
+ * Only a chunk cut inside its used bytes is an error (the spec), but the
+ * caller hears of it. */
+static int short_file(rd *r, uint64_t off)
+{
+	if (r->data_end)
+		rt_bin_warn(r, off, "expected chunks up to data_end (byte offset %" PRIu64 "), found end of file: "
+			    "a truncated copy? reading the chunks present", r->data_end);
+	return CHUNK_END;
+}
+
+/* Sorts the chunk at off: one to read, the end of the trace, or a bad one
+ * (r->diag says why). */
+static int classify(rd *r, uint64_t off)
+{
+	if (r->data_end && off >= r->data_end)
+		return CHUNK_END;
+	if (off >= r->len)
+		return short_file(r, off);
+	if (r->len - off < RT_TF_CHUNK_HEADER)
+		return cut_header(r, off);
+	const uint8_t *h = r->base + off;
+	if (!r->data_end && le32(h) == 0)
+		return CHUNK_END;
+	if (memcmp(h, RT_TF_CHUNK_MAGIC, RT_TF_CHUNK_MAGIC_LEN))
+		return bad_magic(r, off);
+	if (le32(h + RT_TF_OFF_USED) > r->chunk_size - RT_TF_CHUNK_HEADER) {
+		rt_bin_bad(r, off + RT_TF_OFF_USED, "expected at most %u used bytes in the chunk, found %u",
+			   r->chunk_size - RT_TF_CHUNK_HEADER, le32(h + RT_TF_OFF_USED));
+		return CHUNK_BAD;
+	}
+	return CHUNK_OK;
+}
+
+static uint32_t new_stream(rd *r, uint32_t tid, uint64_t off, uint32_t seq)
+{
+	if (r->ns == r->cs)
+		rt_grow((void **)&r->s, &r->cs, r->ns + 1, sizeof *r->s);
+	stream *s = &r->s[r->ns];
+	memset(s, 0, sizeof *s);
+	s->tid = tid;
+	s->seq = seq;
+	s->first = s->last = s->chunk = off;
+	s->next_gen = NO_STREAM;
+	s->bound = 1;
+	rt_bin_idmap_put(&r->tids, tid, (uint32_t)r->ns);
+	return (uint32_t)r->ns++;
+}
+
+/* Adds the chunk at off to its thread's stream. Any first seq is taken;
+ * then seq 0 is a new thread that got a dead thread's tid, and any other
+ * break in the sequence ends the stream (an error once it is read). */
+static void index_chunk(rd *r, uint64_t off)
+{
+	uint32_t tid = le32(r->base + off + RT_TF_OFF_TID), seq = le32(r->base + off + RT_TF_OFF_SEQ);
+	uint32_t *sid = rt_bin_idmap_get(&r->tids, tid);
+	if (!sid) {
+		rt_bin_idmap_put(&r->scan_tids, tid, new_stream(r, tid, off, seq));
+		return;
+	}
+	uint32_t prev = *sid;
+	stream *s = &r->s[prev];
+	if (seq == 0) {
+		uint32_t n = new_stream(r, tid, off, seq);
+		r->s[prev].next_gen = n;
+	} else if (!s->broken && seq == s->seq + 1) {
+		s->last = off;
+		s->seq = seq;
+	} else if (!s->broken) {
+		rt_bin_bad(r, off + RT_TF_OFF_SEQ, "expected seq %" PRIu32 " for the next chunk of thread %" PRIu32
+			   " (or 0 for a new thread reusing its id), found %" PRIu32 "; its later chunks are skipped",
+			   s->seq + 1, tid, seq);
+		s->tail = rt_bin_diag_dup(&r->diag);
+		s->broken = true;
+	}
+}
+
+/* The file ends inside the used bytes of the chunk at off (the last one):
+ * its thread fails where its records break off, and since every other
+ * thread may have had chunks past the cut as well, each fails once its
+ * chunks run out, which keeps the delivered calls a prefix. */
+static void note_cut(rd *r, uint64_t off)
+{
+	uint64_t used_end = off + RT_TF_CHUNK_HEADER + le32(r->base + off + RT_TF_OFF_USED);
+	if (used_end <= r->len || r->pending)
+		return;
+	rt_bin_bad(r, r->len, "expected %" PRIu64 " more used bytes of the chunk at byte offset %" PRIu64
+		   ", found end of file (truncated trace)", used_end - r->len, off);
+	r->pending = rt_bin_diag_dup(&r->diag);
+}
+
+static void index_chunks(rd *r)
+{
+	uint64_t off = r->header_size;
+	for (;; off += r->chunk_size) {
+		int k = classify(r, off);
+		if (k == CHUNK_OK) {
+			index_chunk(r, off);
+			note_cut(r, off);
+			continue;
+		}
+		/* a bad chunk: any thread may have had chunks past it */
+		if (k == CHUNK_BAD && !r->pending)
+			r->pending = rt_bin_diag_dup(&r->diag);
+		break;
+	}
+	r->limit = off;
+}
+/* --- chunk cursors --- */
+
+static void queue_push(stream *s, uint64_t off)
+{
+	if (s->qhead && s->qhead * 2 >= s->qlen) {
+		memmove(s->q, s->q + s->qhead, (s->qlen - s->qhead) * sizeof *s->q);
+		s->qlen -= s->qhead;
+		s->qhead = 0;
+	}
+	RT_PUSH(s->q, s->qlen, s->qcap, off);
+}
+
+/* Queues the scanner's next chunk for its stream; false past the chunks
+ * of the first pass. The tid's generations follow in file order. */
+static bool scan_one(rd *r)
+{
+	if (r->scan >= r->limit)
+		return false;
+	uint64_t off = r->scan;
+	r->scan += r->chunk_size;
+	uint32_t *g = rt_bin_idmap_get(&r->scan_tids, le32(r->base + off + RT_TF_OFF_TID));
+	if (!g)
+		return true;
+	stream *s = &r->s[*g];
+	while (off > s->last && s->next_gen != NO_STREAM) {
+		*g = s->next_gen;
+		s = &r->s[*g];
+	}
+	if (off > s->chunk && off <= s->last)
+		queue_push(s, off);
+	return true;
+}
+
+static void enter_chunk(rd *r, stream *s, uint64_t off)
+{
+	uint32_t used = le32(r->base + off + RT_TF_OFF_USED);
+	/* checked by the first pass; a live trace may have grown it since */
+	if (used > r->chunk_size - RT_TF_CHUNK_HEADER)
+		used = r->chunk_size - RT_TF_CHUNK_HEADER;
+	s->chunk = off;
+	s->used_end = off + RT_TF_CHUNK_HEADER + used;
+	s->p = r->base + off + RT_TF_CHUNK_HEADER;
+	s->end = r->base + (s->used_end < r->len ? s->used_end : r->len);
+}
+
+static bool next_chunk(rd *r, stream *s)
+{
+	if (s->chunk >= s->last)
+		return false;
+	while (s->qhead == s->qlen)
+		if (!scan_one(r))
+			return false;
+	enter_chunk(r, s, s->q[s->qhead++]);
+	return true;
+}
+/* --- the merge --- */
+
+static void fail(stream *s, const rt_diag *d)
+{
+	s->failed = true;
+	s->err = rt_bin_diag_dup(d);
+}
+
+static const rt_diag *cut_chunk(rd *r, const stream *s)
+{
+	rt_bin_bad(r, r->len, "expected %" PRIu64 " more used bytes of the chunk at byte offset %" PRIu64
+		   ", found end of file (truncated trace)", s->used_end - r->len, s->chunk);
+	return &r->diag;
+}
+
+/* Reads s up to its next CALL record, its head. On an error s fails, to
+ * be reported when the merge reaches s->bound. */
+static void advance(rd *r, stream *s)
+{
+	s->has_head = false;
+	s->bound = s->last_index == UINT64_MAX ? UINT64_MAX : s->last_index + 1;
+	while (!s->has_head) {
+		if (s->p < s->end) {
+			if (!rt_bin_read_record(r, s)) {
+				fail(s, &r->diag);
+				return;
+			}
+			continue;
+		}
+		if (s->used_end > r->len) {
+			fail(s, cut_chunk(r, s));
+			return;
+		}
+		if (!next_chunk(r, s)) {
+			const rt_diag *why = s->tail ? s->tail : r->pending;
+			if (why)
+				fail(s, why);
+			return;
+		}
+	}
+}
+
+static uint64_t key_of(const stream *s)
+{
+	return s->failed ? s->bound : s->h.c.index;
+}
+
+/* Heap order: smallest index; an error before a call of the same index. */
+static bool before(const rd *r, uint32_t a, uint32_t b)
+{
+	const stream *x = &r->s[a], *y = &r->s[b];
+	uint64_t kx = key_of(x), ky = key_of(y);
+	if (kx != ky)
+		return kx < ky;
+	if (x->failed != y->failed)
+		return x->failed;
+	return a < b;
+}
+
+static void heap_push(rd *r, uint32_t v)
+{
+	size_t i = r->nheap++;
+	while (i && before(r, v, r->heap[(i - 1) / 2])) {
+		r->heap[i] = r->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	r->heap[i] = v;
+}
+
+static uint32_t heap_pop(rd *r)
+{
+	uint32_t top = r->heap[0], v = r->heap[--r->nheap];
+	size_t i = 0, n = r->nheap;
+	for (size_t c; (c = 2 * i + 1) < n; i = c) {
+		if (c + 1 < n && before(r, r->heap[c + 1], r->heap[c]))
+			c++;
+		if (!before(r, r->heap[c], v))
+			break;
+		r->heap[i] = r->heap[c];
+	}
+	if (n)
+		r->heap[i] = v;
+	return top;
+}
+
+static bool deliver(rd *r, const stream *s)
+{
+	rt_call c;
+	if (!rt_bin_call_of(r, s, &c))
+		return false;
+	if (r->o && r->o->on_call)
+		r->o->on_call(r->o->ctx, r->t, &c);
+	else
+		rt_trace_append_call(r->t, &c);
+	r->stats.calls++;
+	return true;
+}
+
+/* Every stream reads up to its first call, then the heap hands the calls
+ * out in index order until an error or the end. */
+static int merge(rd *r, rt_diag *err)
+{
+	r->heap = rt_xmalloc((r->ns ? r->ns : 1) * sizeof *r->heap);
+	r->scan = r->header_size;
+	for (uint32_t i = 0; i < r->ns; i++) {
+		enter_chunk(r, &r->s[i], r->s[i].first);
+		advance(r, &r->s[i]);
+		if (r->s[i].has_head || r->s[i].failed)
+			heap_push(r, i);
+	}
+	while (r->nheap) {
+		uint32_t i = heap_pop(r);
+		stream *s = &r->s[i];
+		if (s->failed)
+			return *err = *s->err, -1;
+		if (!deliver(r, s))
+			return *err = r->diag, -1;
+		advance(r, s);
+		if (s->has_head || s->failed)
+			heap_push(r, i);
+	}
+	if (r->pending) /* no stream ran into it: there was none */
+		return *err = *r->pending, -1;
+	return 0;
+}
+/* --- file header and entry points --- */
+
+static bool read_file_header(rd *r)
+{
+	const uint8_t *b = r->base;
+	if (r->len < RT_BIN_MAGIC_LEN && (!r->len || !memcmp(b, RT_BIN_MAGIC, r->len)))
+		return rt_bin_bad(r, r->len, "expected the %d-byte file header of an rtrace binary trace, found end of file",
+				  RT_TF_FILE_HEADER);
+	if (!rt_bin_is_binary(b, r->len))
+		return rt_bin_bad(r, 0, "expected the magic \"RTRACE\\0\\1\" of an rtrace binary trace");
+	if (b[RT_TF_OFF_VERSION] != RT_TF_VERSION)
+		return rt_bin_bad(r, RT_TF_OFF_VERSION, "expected binary format version %d, found version %u (written by a newer rtrace?)",
+				  RT_TF_VERSION, b[RT_TF_OFF_VERSION]);
+	if (r->len < RT_TF_FILE_HEADER)
+		return rt_bin_bad(r, r->len, "expected the %d-byte file header, found end of file (truncated trace)", RT_TF_FILE_HEADER);
+	r->header_size = le32(b + RT_TF_OFF_HEADER_SIZE);
+	r->chunk_size = le32(b + RT_TF_OFF_CHUNK_SIZE);
+	r->data_end = le64(b + RT_TF_OFF_DATA_END);
+	if (r->header_size < RT_TF_FILE_HEADER || r->header_size > RT_TF_MAX_HEADER)
+		return rt_bin_bad(r, RT_TF_OFF_HEADER_SIZE, "expected a header size between %d and %u, found %" PRIu32, RT_TF_FILE_HEADER, RT_TF_MAX_HEADER, r->header_size);
+	if (r->chunk_size < RT_TF_MIN_CHUNK || r->chunk_size > RT_TF_MAX_CHUNK)
+		return rt_bin_bad(r, RT_TF_OFF_CHUNK_SIZE, "expected a chunk size between %u and %u, found %" PRIu32, RT_TF_MIN_CHUNK, RT_TF_MAX_CHUNK, r->chunk_size);
+	if (r->data_end && (r->data_end < r->header_size || (r->data_end - r->header_size) % r->chunk_size))
+		return rt_bin_bad(r, RT_TF_OFF_DATA_END, "expected data_end 0 or the end of a chunk (%" PRIu32 " + n * %" PRIu32 "), found %" PRIu64,
+				  r->header_size, r->chunk_size, r->data_end);
+	return true;
+}
+
+/* Header fields known from the file header; PROCESS adds the others. */
+static void set_file_fields(rd *r)
+{
+	rt_trace_set_header(r->t, "version", "2.0");
+	rt_bin_set_u64(r, "pid", le64(r->base + RT_TF_OFF_PID));
+	rt_trace_set_header(r->t, "origin", "rtrace " RTRACE_VERSION);
+}
+
+static void rd_free(rd *r)
+{
+	for (size_t i = 0; i < r->ns; i++) {
+		free(r->s[i].q);
+		free(r->s[i].tail);
+		free(r->s[i].err);
+	}
+	free(r->s);
+	free(r->heap);
+	free(r->pending);
+	free(r->tids.slots);
+	free(r->scan_tids.slots);
+	free(r->fns.slots);
+	free(r->bts.slots);
+	free(r->ctxs.slots);
+	free(r->mods.slots);
+	free(r->mod_gen);
+	free(r->frames);
+	free(r->tmp[0]);
+	free(r->tmp[1]);
+	free(r->leak_ids);
+	free(r->err_ids);
+}
+
+bool rt_bin_is_binary(const void *head, size_t len)
+{
+	return len >= RT_BIN_MAGIC_LEN - 1 && !memcmp(head, RT_BIN_MAGIC, RT_BIN_MAGIC_LEN - 1);
+}
+
+int rt_bin_read_mem(rt_trace *t, const void *buf, size_t len, const char *name,
+		    const rt_read_opts *opts, rt_read_stats *stats, rt_diag *err)
+{
+	rt_diag local;
+	rd r = {0};
+	r.t = t;
+	r.o = opts;
+	r.file = name ? name : "<input>";
+	r.base = buf;
+	r.len = len;
+	if (!err)
+		err = &local;
+	memset(err, 0, sizeof *err);
+	int rc = -1;
+	if (!read_file_header(&r)) {
+		*err = r.diag;
+	} else {
+		set_file_fields(&r);
+		index_chunks(&r);
+		r.leak_base = rt_trace_leak_count(t);
+		r.err_base = rt_trace_heap_error_count(t);
+		rc = merge(&r, err);
+		rt_bin_resolve_heapcheck(&r);
+		if (r.gen)
+			rt_bin_close_generation(&r);
+	}
+	r.stats.bytes = len;
+	if (stats)
+		*stats = r.stats;
+	rd_free(&r);
+	return rc;
+}
+
+/* Pipes and other unmappable inputs: everything into memory first. */
+static int read_slurp(rt_trace *t, int fd, const char *name, const rt_read_opts *opts,
+		      rt_read_stats *stats, rt_diag *err)
+{
+	size_t len = 0, cap = 1u << 16;
+	uint8_t *buf = rt_xmalloc(cap);
+	for (;;) {
+		if (len == cap)
+			buf = rt_xrealloc(buf, cap *= 2);
+		ssize_t n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rt_diag d = {name ? name : "<input>", 0, 0, ""};
+			snprintf(d.msg, sizeof d.msg, "byte offset %zu: read error: %s", len, strerror(errno));
+			free(buf);
+			if (err)
+				*err = d;
+			return -1;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	int rc = rt_bin_read_mem(t, buf, len, name, opts, stats, err);
+	free(buf);
+	return rc;
+}
+
+/* A regular file is mapped read-only rather than read in chunks: the
+ * merge visits each thread's chunks in its own order and so hops across
+ * the file, which with a map is pointer arithmetic; the kernel pages the
+ * chunks in on demand and can drop them again (clean file pages), so the
+ * resident size does not have to follow the file's. Reading instead would
+ * need a chunk buffer and a pread per thread for the same access pattern.
+ * The cost: a file that shrinks while it is mapped raises SIGBUS. The
+ * tracer only grows its file while the program runs, so a live trace maps
+ * safely at its current size, except across the program's clean exit,
+ * where the tracer cuts the unused reservation past data_end off. */
+int rt_bin_read_fd(rt_trace *t, int fd, const char *name,
+		   const rt_read_opts *opts, rt_read_stats *stats, rt_diag *err)
+{
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    (uint64_t)st.st_size <= SIZE_MAX) {
+		size_t len = (size_t)st.st_size;
+		void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (m != MAP_FAILED) {
+			int rc = rt_bin_read_mem(t, m, len, name, opts, stats, err);
+			munmap(m, len);
+			return rc;
+		}
+	}
+	return read_slurp(t, fd, name, opts, stats, err);
+}
+
