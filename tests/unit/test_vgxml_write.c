@@ -20,6 +20,7 @@
 #include "util/out.h"
 #include "rtrace/heapcheck.h"
 #include "rtrace/vgxml.h"
+#include "text/text_frame.h"
 #include "vgxml/vgxml_write_int.h"
 
 /* --- parsing back --- */
@@ -178,6 +179,15 @@ static uint32_t id(rt_trace *t, const char *s)
 	return rt_trace_intern(t, s, strlen(s));
 }
 
+/* A frame resolved by sp-rtrace's resolver, as the text reader reads it:
+ * its text and the details the text says. */
+static rt_frame text_frame(rt_trace *t, uint64_t addr, const char *text)
+{
+	rt_frame f = {addr, id(t, text)};
+	rt_text_frame_details(t, &f);
+	return f;
+}
+
 static char *write_all(const rt_trace *t)
 {
 	size_t len;
@@ -242,7 +252,7 @@ static void doc_tail(rt_trace *t, uint32_t root)
 static uint32_t sample_bt(rt_trace *t)
 {
 	rt_frame f[4] = {{0x401297, RT_NONE}, {0x4842000, RT_NONE},
-			 {0x401490, id(t, "main() at /src/app/main.c:74")}, {0xdead, RT_NONE}};
+			 text_frame(t, 0x401490, "main() at /src/app/main.c:74"), {0xdead, RT_NONE}};
 	rt_srcloc chain[2] = {{id(t, "inner"), id(t, "/src/app/x.h"), 12, 0},
 			      {id(t, "outer()"), id(t, "x.c"), 45, RT_SRCLOC_DEMANGLED}};
 	rt_trace_set_frame_info(t, &f[0], id(t, "/bin/app"), chain, 2);
@@ -394,8 +404,8 @@ static void frame_texts(void **state)
 		{"n() from /x at y/lib.so", "n", NULL, "/x at y/lib.so", 0},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-		rt_vg_frame_text ft;
-		assert_true(rt_vg_parse_frame_text(cases[i].text, &ft));
+		rt_text_frame ft;
+		assert_true(rt_text_frame_parse(cases[i].text, &ft));
 		if (cases[i].fn)
 			assert_int_equal(ft.fn_len, strlen(cases[i].fn)), assert_memory_equal(ft.fn, cases[i].fn, ft.fn_len);
 		else
@@ -410,8 +420,8 @@ static void frame_texts(void **state)
 			assert_null(ft.obj);
 		assert_int_equal(ft.line, cases[i].line);
 	}
-	rt_vg_frame_text ft;
-	assert_false(rt_vg_parse_frame_text(NULL, &ft));
+	rt_text_frame ft;
+	assert_false(rt_text_frame_parse(NULL, &ft));
 	assert_int_equal(rt_vg_path_split("/a/b/c.c", 8), 4);
 	assert_int_equal(rt_vg_path_split("c.c", 3), 3);
 }
@@ -428,8 +438,8 @@ static rt_trace *trace_with_leaks(void)
 	rt_trace_set_header(t, "ppid", "6");
 	rt_trace_set_header(t, "args", "one two\\ words back\\\\slash");
 	rt_trace_set_leak_summary(t, &full);
-	rt_frame a = {0x1001, id(t, "a() at /s/a.c:1")}, b = {0x2001, id(t, "b() at /s/b.c:2")};
-	rt_frame m = {0x3001, id(t, "main() at /s/m.c:9")}, below = {0x4001, id(t, "__libc_start_main() from /lib/libc.so.6")};
+	rt_frame a = text_frame(t, 0x1001, "a() at /s/a.c:1"), b = text_frame(t, 0x2001, "b() at /s/b.c:2");
+	rt_frame m = text_frame(t, 0x3001, "main() at /s/m.c:9"), below = text_frame(t, 0x4001, "__libc_start_main() from /lib/libc.so.6");
 	rt_frame sa[3] = {a, m, below}, sb[2] = {b, m};
 	uint32_t bta = rt_trace_intern_bt(t, sa, 3), btb = rt_trace_intern_bt(t, sb, 2);
 	uint32_t malloc_fn = id(t, "malloc"), new_fn = id(t, "operator new");
@@ -550,7 +560,7 @@ static void built_heap_errors(void **state)
 {
 	(void)state;
 	rt_trace *t = rt_trace_new();
-	rt_frame f = {0x5001, id(t, "main() at /s/m.c:20")}, g = {0x6001, id(t, "main() at /s/m.c:30")};
+	rt_frame f = text_frame(t, 0x5001, "main() at /s/m.c:20"), g = text_frame(t, 0x6001, "main() at /s/m.c:30");
 	uint32_t bf = rt_trace_intern_bt(t, &f, 1), bg = rt_trace_intern_bt(t, &g, 1);
 	uint32_t fr = id(t, "free"), ma = id(t, "malloc"), del = id(t, "operator delete");
 	rt_heap_error e[] = {
@@ -587,7 +597,7 @@ static void no_verdict_wording(void **state)
 	rt_trace_set_header(t, "timestamp", "2011.6.16 15:50:00");
 	uint8_t mem = rt_trace_add_resource(t, 1, "memory", "memory allocation in bytes", NULL);
 	uint8_t fd = rt_trace_add_resource(t, 2, "file", "file descriptors", NULL);
-	rt_frame f = {0x401001, id(t, "leak() at /src/app.c:12")};
+	rt_frame f = text_frame(t, 0x401001, "leak() at /src/app.c:12");
 	uint32_t bt = rt_trace_intern_bt(t, &f, 1), ma = id(t, "malloc"), fr = id(t, "free");
 	rt_call c[] = {
 		{1, 0x10, 24, 57000000000ull, 0, ma, bt, RT_NONE, mem, RT_CALL_ALLOC, RT_CALL_HAS_TIMESTAMP},

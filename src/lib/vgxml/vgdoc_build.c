@@ -11,7 +11,6 @@
 #include "rtrace/rtrace.h"
 #include "rtrace/vgxml.h"
 #include "util/util.h"
-#include "vgxml/vgxml_write_int.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -107,37 +106,25 @@ static uint32_t module_at(rt_trace *t, uint64_t addr)
 	return m ? intern(t, m, strlen(m)) : RT_NONE;
 }
 
-/* Details of a frame known by its text only (or not at all): what the
- * text says, and the module its address is in. */
-static void derive_info(rt_trace *t, const rt_frame *f, const rt_frame *nf)
-{
-	rt_vg_frame_text ft;
-	rt_vg_parse_frame_text(f->text == RT_NONE ? NULL : rt_trace_str(t, f->text), &ft);
-	uint32_t module = ft.obj ? intern(t, ft.obj, ft.obj_len) : module_at(t, f->addr);
-	rt_srcloc l = {ft.fn ? intern(t, ft.fn, ft.fn_len) : RT_NONE,
-		       ft.path ? intern(t, ft.path, ft.path_len) : RT_NONE, ft.line, 0};
-	bool has_loc = l.fn != RT_NONE || l.file != RT_NONE;
-	if (has_loc || module != RT_NONE)
-		rt_trace_set_frame_info(t, nf, module, &l, has_loc ? 1 : 0);
-}
-
 /* Frame f of a trace backtrace as memcheck would show it: its address
- * inside the call (return address - 1), with f's details. */
+ * inside the call (return address - 1), with f's details; when they name
+ * no module (a text trace's frame names it only when no source line is
+ * known), the module the memory map places f in. */
 static rt_frame doc_frame(rt_trace *t, const rt_frame *f)
 {
 	rt_frame nf = {f->addr ? f->addr - 1 : 0, f->text};
-	rt_frame_info fi;
+	rt_frame_info fi = {RT_NONE, 0, NULL};
 	if (rt_trace_frame_info(t, &nf, &fi))
 		return nf;
-	if (!rt_trace_frame_info(t, f, &fi)) {
-		derive_info(t, f, &nf);
+	rt_trace_frame_info(t, f, &fi);
+	uint32_t module = fi.module != RT_NONE ? fi.module : module_at(t, f->addr);
+	if (!fi.n && module == RT_NONE)
 		return nf;
-	}
 	/* copied first: setting details may move the table's chains */
 	rt_srcloc *locs = rt_xmalloc((fi.n ? fi.n : 1) * sizeof *locs);
 	if (fi.n)
 		memcpy(locs, fi.locs, fi.n * sizeof *locs);
-	rt_trace_set_frame_info(t, &nf, fi.module, locs, fi.n);
+	rt_trace_set_frame_info(t, &nf, module, locs, fi.n);
 	free(locs);
 	return nf;
 }
