@@ -498,15 +498,16 @@ static void built_loss_records(void **state)
 	(void)state;
 	rt_trace *t = trace_with_leaks();
 	rt_vgxml_write_opts o = {false, 0x1e};
-	uint32_t root = rt_vgdoc_build(t, &o), e;
-	assert_string_equal(error_text(t, root, "Leak_DefinitelyLost", &e),
+	rt_trace *d = rt_vgdoc_build(t, &o);
+	uint32_t root = rt_vg_doc_root(d, 0), e;
+	assert_string_equal(error_text(d, root, "Leak_DefinitelyLost", &e),
 			    "30 bytes in 1 blocks are definitely lost in loss record 1 of 5");
-	assert_string_equal(error_text(t, root, "Leak_StillReachable", &e),
+	assert_string_equal(error_text(d, root, "Leak_StillReachable", &e),
 			    "5,000 bytes in 4 blocks are still reachable in loss record 5 of 5");
-	uint32_t xw = rt_vg_find(t, e, "xwhat", RT_NONE);
-	assert_string_equal(rt_vg_child_text(t, xw, "leakedbytes"), "5000");
-	assert_string_equal(rt_vg_child_text(t, xw, "leakedblocks"), "4");
-	char *out = write_all(t);
+	uint32_t xw = rt_vg_find(d, e, "xwhat", RT_NONE);
+	assert_string_equal(rt_vg_child_text(d, xw, "leakedbytes"), "5000");
+	assert_string_equal(rt_vg_child_text(d, xw, "leakedblocks"), "4");
+	char *out = write_all(d);
 	assert_non_null(strstr(out, "<text>1,110 (110 direct, 1,000 indirect) bytes in 2 blocks are definitely "
 				    "lost in loss record 4 of 5</text>\n    <leakedbytes>1110</leakedbytes>\n"
 				    "    <leakedblocks>2</leakedblocks>\n"));
@@ -523,10 +524,10 @@ static void built_loss_records(void **state)
 	assert_non_null(strstr(out, "    <arg>two words</arg>\n    <arg>back\\slash</arg>\n"));
 	assert_null(strstr(out, "<suppression>"));
 	free(out);
+	rt_trace_free(d);
 	rt_trace_free(t);
 	/* memcheck's default: definite and possible only */
 	t = trace_with_leaks();
-	rt_vgdoc_build(t, NULL);
 	out = write_all(t);
 	assert_null(strstr(out, "Leak_StillReachable"));
 	assert_null(strstr(out, "Leak_IndirectlyLost"));
@@ -540,8 +541,8 @@ static void built_suppressions(void **state)
 	(void)state;
 	rt_trace *t = trace_with_leaks();
 	rt_vgxml_write_opts o = {true, 0};
-	rt_vgdoc_build(t, &o);
-	char *out = write_all(t);
+	rt_trace *d = rt_vgdoc_build(t, &o);
+	char *out = write_all(d);
 	assert_non_null(strstr(out, "  <suppression>\n    <sname>insert_a_suppression_name_here</sname>\n"
 				    "    <skind>Memcheck:Leak</skind>\n    <skaux>match-leak-kinds: definite</skaux>\n"
 				    "    <sframe> <fun>_Znwm</fun> </sframe>\n    <sframe> <fun>b</fun> </sframe>\n"
@@ -551,6 +552,7 @@ static void built_suppressions(void **state)
 				    "    </rawtext>\n  </suppression>\n</error>\n"));
 	assert_non_null(strstr(out, "<skaux>match-leak-kinds: possible</skaux>"));
 	free(out);
+	rt_trace_free(d);
 	rt_trace_free(t);
 }
 
@@ -570,9 +572,11 @@ static void built_heap_errors(void **state)
 	};
 	for (int i = 0; i < 3; i++)
 		rt_trace_add_heap_error(t, &e[i]);
-	uint32_t root = rt_vgdoc_build(t, NULL), err;
-	assert_string_equal(error_text(t, root, "InvalidFree", &err), "Invalid free() / delete / delete[] / realloc()");
-	assert_string_equal(error_text(t, root, "MismatchedFree", &err), "Mismatched free() / delete / delete []");
+	rt_trace *d = rt_vgdoc_build(t, NULL);
+	uint32_t root = rt_vg_doc_root(d, 0), err;
+	assert_string_equal(error_text(d, root, "InvalidFree", &err), "Invalid free() / delete / delete[] / realloc()");
+	assert_string_equal(error_text(d, root, "MismatchedFree", &err), "Mismatched free() / delete / delete []");
+	rt_trace_free(d);
 	char *out = write_all(t);
 	assert_non_null(strstr(out, "<auxwhat>Address 0x1008 is 8 bytes inside a block of size 16,000 free'd</auxwhat>"));
 	assert_non_null(strstr(out, "<auxwhat>Block was alloc'd at</auxwhat>"));
@@ -608,15 +612,46 @@ static void no_verdict_wording(void **state)
 	};
 	for (int i = 0; i < 5; i++)
 		rt_trace_append_call(t, &c[i]);
-	uint32_t root = rt_vgdoc_build(t, NULL), err;
-	assert_string_equal(error_text(t, root, "Leak_PossiblyLost", &err),
+	rt_trace *d = rt_vgdoc_build(t, NULL);
+	uint32_t root = rt_vg_doc_root(d, 0), err;
+	assert_string_equal(error_text(d, root, "Leak_PossiblyLost", &err),
 			    "32 bytes in 2 blocks are still allocated at the end of the trace "
 			    "(reachability not checked) in loss record 1 of 1");
+	rt_trace_free(d);
 	assert_int_equal(rt_trace_call_count(t), 5); /* the trace itself is left alone */
 	char *out = write_all(t);
 	assert_non_null(strstr(out, "<state>FINISHED</state>\n  <time>00:00:00:01.500 </time>"));
 	assert_null(strstr(out, "definitely"));
 	free(out);
+	rt_trace_free(t);
+}
+
+/* The findings are held once: writing a trace of rtrace's findings
+ * builds memcheck's document for the write only, the same each time, and
+ * a trace read from Valgrind XML writes its documents, not one built
+ * from the heap checking results filled from them. */
+static void built_transient(void **state)
+{
+	(void)state;
+	rt_trace *t = trace_with_leaks();
+	size_t n = rt_trace_bt_count(t);
+	char *a = write_all(t), *b = write_all(t);
+	assert_string_equal(a, b);
+	assert_int_equal(rt_vg_doc_count(t), 0);
+	assert_int_equal(rt_vg_node_count(t), 0);
+	assert_int_equal(rt_trace_bt_count(t), n);
+	rt_trace *x = rt_trace_new();
+	rt_diag err;
+	assert_int_equal(rt_vgxml_read_mem(x, a, strlen(a), "a.xml", NULL, NULL, &err), 0);
+	rt_vgdoc_to_heapcheck(x);
+	rt_vgdoc_to_heapcheck(x); /* filled once */
+	assert_int_equal(rt_trace_leak_count(x), 3); /* definite and possible: memcheck's default */
+	char *c = write_all(x);
+	assert_string_equal(a, c);
+	free(a);
+	free(b);
+	free(c);
+	rt_trace_free(x);
 	rt_trace_free(t);
 }
 
@@ -685,6 +720,7 @@ int main(void)
 		cmocka_unit_test(built_suppressions),
 		cmocka_unit_test(built_heap_errors),
 		cmocka_unit_test(no_verdict_wording),
+		cmocka_unit_test(built_transient),
 		cmocka_unit_test(round_trip_files),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,6 +14,7 @@ struct rt_vgdoc {
 	size_t n, cap;
 	uint32_t *roots;
 	size_t nroots, croots;
+	bool mapped; /* the heap checking results were filled from them */
 };
 
 static void vg_free(void *data)
@@ -31,6 +32,16 @@ static const rt_trace_ext vg_ext = {"Valgrind documents", vg_free};
 static struct rt_vgdoc *vg_get(rt_trace *t) { return rt_trace_ext_need(t, &vg_ext, sizeof(struct rt_vgdoc)); }
 
 static const struct rt_vgdoc *vg_peek(const rt_trace *t) { return rt_trace_ext_get(t, &vg_ext); }
+
+bool rt_vgdoc_is_source(const rt_trace *t) { return vg_peek(t) != NULL; }
+
+bool rt_vgdoc_mark_mapped(rt_trace *t)
+{
+	struct rt_vgdoc *vg = vg_get(t);
+	bool first = !vg->mapped;
+	vg->mapped = true;
+	return first;
+}
 
 static rt_vg_node *vg_node(const rt_trace *t, uint32_t id)
 {

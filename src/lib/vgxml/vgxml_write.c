@@ -12,6 +12,7 @@
 #include "rtrace/vgxml.h"
 #include "util/out.h"
 #include "util/util.h"
+#include "vgxml/vgdoc_int.h"
 #include "vgxml/vgxml_write_int.h"
 
 #include <stdlib.h>
@@ -496,28 +497,32 @@ static void put_doc(wr *w, uint32_t root)
 	rt_out_str(w->o, ">\n\n");
 }
 
-static void put_all(const rt_trace *t, rt_out *o)
+/* The documents t holds, or, for a trace of rtrace's own findings, the
+ * memcheck document built from them for this write only: the findings
+ * are held once, as heap checking results. */
+static void put_all(const rt_trace *t, const rt_vgxml_write_opts *opts, rt_out *o)
 {
-	wr w = {t, o, false};
-	for (size_t i = 0; i < rt_vg_doc_count(t); i++)
-		put_doc(&w, rt_vg_doc_root(t, i));
+	rt_trace *built = rt_vgdoc_is_source(t) ? NULL : rt_vgdoc_build(t, opts);
+	const rt_trace *d = built ? built : t;
+	wr w = {d, o, false};
+	for (size_t i = 0; i < rt_vg_doc_count(d); i++)
+		put_doc(&w, rt_vg_doc_root(d, i));
+	rt_trace_free(built);
 }
 
 int rt_vgxml_write_fd(const rt_trace *t, int fd, const rt_vgxml_write_opts *opts)
 {
-	(void)opts;
 	rt_out o;
 	rt_out_init_fd(&o, fd);
-	put_all(t, &o);
+	put_all(t, opts, &o);
 	return rt_out_finish(&o);
 }
 
 char *rt_vgxml_write_mem(const rt_trace *t, const rt_vgxml_write_opts *opts, size_t *len)
 {
-	(void)opts;
 	rt_out o;
 	rt_out_init_mem(&o);
-	put_all(t, &o);
+	put_all(t, opts, &o);
 	rt_out_ch(&o, '\0');
 	rt_out_finish(&o);
 	if (len)
