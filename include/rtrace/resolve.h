@@ -1,9 +1,11 @@
 /* Resolving backtrace addresses to functions, source files and lines, with
  * elfutils (libdwfl/libdw). Modules are placed where the trace's own
- * memory map says they were: the text written after each address is
+ * memory map says they were. Each resolved frame gets its details (module
+ * and inline chain, rt_trace_frame_info), which every writer but the text
+ * writer uses, and the text the text protocol prints after its address,
  * sp-rtrace's ("func() at /src/file.c:12", "func() from /lib/x.so",
- * "from /bin/app"), and the model keeps each frame's inline chain
- * (rt_trace_frame_info). */
+ * "from /bin/app"), which also tells frames at one address apart when
+ * modules were loaded there at different times. */
 #ifndef RTRACE_RESOLVE_H
 #define RTRACE_RESOLVE_H
 

@@ -63,6 +63,14 @@ int rt_text_write_fd(const rt_trace *t, int fd, const rt_write_opts *opts);
 /* Same into a malloc'ed buffer (caller frees); for tests and embedding. */
 char *rt_text_write_mem(const rt_trace *t, const rt_write_opts *opts, size_t *len);
 
+/* The text the protocol prints after a frame's address for details fi
+ * (its innermost function): "fn() at /src/file.c:12", "fn() from
+ * /lib/x.so", "from /bin/app", as sp-rtrace's resolver wrote it, into
+ * buf (n bytes, NUL-terminated, cut short when too small). Returns the
+ * length the whole text has. Frames read from a text trace keep the text
+ * as read (rt_frame.text), and their details are what it says. */
+size_t rt_text_frame_format(const rt_trace *t, const rt_frame_info *fi, char *buf, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -44,8 +44,11 @@ typedef struct rt_call {
 	uint8_t flags;         /* RT_CALL_HAS_TIMESTAMP */
 } rt_call;
 
-/* A backtrace frame: return address and, once resolved, the text after it
- * ("func() at file.c:12", "func() from /lib/x.so", "from /bin/app"). */
+/* A backtrace frame: return address and, once resolved, the text the text
+ * protocol prints after it ("func() at file.c:12", "func() from
+ * /lib/x.so", "from /bin/app"). Only the text writer prints the text;
+ * every other writer uses the frame's details (rt_trace_frame_info),
+ * which the resolver and the readers record beside it. */
 typedef struct rt_frame {
 	uint64_t addr;
 	uint32_t text; /* string id or RT_NONE */
@@ -153,9 +156,10 @@ uint32_t rt_trace_bt_count(const rt_trace *t);
 uint32_t rt_trace_bt_len(const rt_trace *t, uint32_t bt);
 const rt_frame *rt_trace_bt_frames(const rt_trace *t, uint32_t bt);
 
-/* What a resolver found for a frame, beyond the text printed after its
- * address: the module and the inline chain, so that formats with one frame
- * per inlined call (Valgrind XML) can print them. locs[0] is the innermost
+/* What is known of a frame, beyond the text printed after its address:
+ * the module and the inline chain, as a resolver found them, Valgrind XML
+ * said them, or a resolved text trace's frame text says them (then module
+ * is RT_NONE unless the text names it: the memory map tells). locs[0] is the innermost
  * function at the frame's own file:line; locs[k] is the function that
  * locs[k - 1] was inlined into, at the file:line of that inlined call; the
  * last entry is the function that was really called. */

@@ -1,7 +1,8 @@
 /* Valgrind's findings carried by a trace: each <valgrindoutput> document
- * read from a Valgrind XML file (or built from rtrace's own findings) as a
- * tree of elements, so that nothing of it is lost on the way to another
- * format and back. Stacks are not stored as elements: a <stack> node holds
+ * read from a Valgrind XML file as a tree of elements, so that nothing of
+ * it is lost on the way to another format and back (the memcheck document
+ * of rtrace's own findings is built in a trace of its own, when written:
+ * rt_vgdoc_build). Stacks are not stored as elements: a <stack> node holds
  * a backtrace of the trace, and its frames' obj/fn/dir/file/line are the
  * frames' details (rt_trace_frame_info), one rt_frame per machine address
  * with the inline chain Valgrind prints as several <frame>s. */

@@ -17,7 +17,13 @@
  * document itself, from any model: the documents a trace holds (read from
  * Valgrind XML), or one built from rtrace's own findings (leak verdicts,
  * heap errors) or, for a trace without verdicts, from the blocks still
- * allocated at its end. */
+ * allocated at its end.
+ *
+ * Findings are held once: rtrace's are the heap checking results
+ * (rtrace/heapcheck.h), whose memcheck document is built when it is
+ * written and not kept; a trace read from Valgrind XML keeps Valgrind's
+ * documents, and its heap checking results are a view of them filled
+ * once (rt_vgdoc_to_heapcheck); the writer writes the documents. */
 #ifndef RTRACE_VGXML_H
 #define RTRACE_VGXML_H
 
@@ -83,18 +89,23 @@ typedef struct rt_vgxml_write_opts {
 
 #define RT_VGXML_SHOW_NONE 0x01u
 
-/* Builds a memcheck document in t from its rtrace findings (when t holds
- * none read from Valgrind XML): heap errors, loss records grouped as
- * memcheck groups them (for a trace without leak verdicts, the blocks
- * still allocated at its end, said to be no more than that), error and
- * suppression counts, in memcheck 3.19's words. Returns its root. */
-uint32_t rt_vgdoc_build(rt_trace *t, const rt_vgxml_write_opts *opts);
+/* The memcheck document of t's rtrace findings: heap errors, loss records
+ * grouped as memcheck groups them (for a trace without leak verdicts, the
+ * blocks still allocated at its end, said to be no more than that),
+ * error and suppression counts, in memcheck 3.19's words. It is built in
+ * a new trace (its only document, rt_vg_doc_root(d, 0), with the strings,
+ * stacks and frame details it refers to), which the caller frees with
+ * rt_trace_free; t is not changed. rt_vgxml_write_* build it themselves:
+ * this is for looking at the document. */
+rt_trace *rt_vgdoc_build(const rt_trace *t, const rt_vgxml_write_opts *opts);
 
-/* Writes every document of t, one after the other, as protocol 4 XML in
- * Valgrind 3.19's exact layout (documents read in an older protocol are
- * upgraded; a protocol 4 file read and written back is the same bytes).
- * A trace without documents writes nothing: rt_vgdoc_build first. opts
- * is for rt_vgdoc_build: written documents are written as they are.
+/* Writes t's Valgrind findings as protocol 4 XML in Valgrind 3.19's exact
+ * layout: every document t holds, one after the other (documents read in
+ * an older protocol are upgraded; a protocol 4 file read and written back
+ * is the same bytes); a trace that holds none (rtrace's own findings)
+ * gets the memcheck document rt_vgdoc_build makes of them, built for the
+ * write and discarded. opts is for that document: documents held are
+ * written as they are.
  * Returns 0 or -errno on a write error; the _mem form returns a malloc'ed,
  * NUL-terminated buffer of *len bytes. docs/valgrind-xml.md. */
 int rt_vgxml_write_fd(const rt_trace *t, int fd, const rt_vgxml_write_opts *opts);
@@ -104,7 +115,9 @@ char *rt_vgxml_write_mem(const rt_trace *t, const rt_vgxml_write_opts *opts, siz
  * Valgrind documents: one rt_leak per loss record (size: its bytes,
  * blocks: its blocks), the leak summary they add up to, and the
  * InvalidFree / MismatchedFree errors; so the text protocol and rtrace's
- * reports show Valgrind's findings. */
+ * reports show Valgrind's findings. The documents stay the source (the
+ * XML writer writes them): the results are a view of them, filled once
+ * (later calls do nothing). */
 void rt_vgdoc_to_heapcheck(rt_trace *t);
 
 #ifdef __cplusplus

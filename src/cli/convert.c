@@ -223,11 +223,8 @@ static void prepare(rt_trace *t, cg_profile **prof, enum cli_format format, conv
 	bool resolve = !o->no_resolve && !(rt_trace_filter_bits(t) & RT_FILTER_RESOLVE);
 	if (format == CLI_VGXML && o->to != TO_XML)
 		rt_vgdoc_to_heapcheck(t);
-	if (o->to == TO_XML && format != CLI_VGXML) {
-		if (resolve)
-			cli_resolve(t, &o->res);
-		rt_vgdoc_build(t, &o->xml);
-	}
+	if (o->to == TO_XML && format != CLI_VGXML && resolve)
+		cli_resolve(t, &o->res); /* the writer builds memcheck's document */
 	if (o->to == TO_CALLGRIND && format != CLI_CALLGRIND) {
 		if (resolve && format != CLI_VGXML)
 			cli_resolve(t, &o->res);

@@ -1,8 +1,8 @@
 /* rtrace run's report of a trace's heap checking results, in memcheck's
  * words and order: heap errors, loss records (blocks grouped by leak kind
  * and allocation stack, smallest first), LEAK SUMMARY, ERROR SUMMARY.
- * Frames print as an address and the module it is in (or the text a
- * resolver gave it). */
+ * Frames print as an address and the module it is in (or, with details
+ * from a resolver, what sp-rtrace's resolver printed for them). */
 #define _GNU_SOURCE
 #include "leak_report.h"
 #include "cli.h"
@@ -59,8 +59,10 @@ void leak_print_stack(const rt_trace *t, uint32_t fn, uint32_t bt)
 	for (uint32_t i = 0; i < n; i++, first = false) {
 		const char *how = first ? "at" : "by";
 		const char *mod = module_of(t, f[i].addr);
-		if (f[i].text != RT_NONE)
-			cli_info("   %s 0x%" PRIX64 ": %s", how, f[i].addr, rt_trace_str(t, f[i].text));
+		rt_frame_info fi;
+		char text[1024];
+		if (rt_trace_frame_info(t, &f[i], &fi) && rt_text_frame_format(t, &fi, text, sizeof text))
+			cli_info("   %s 0x%" PRIX64 ": %s", how, f[i].addr, text);
 		else
 			cli_info("   %s 0x%" PRIX64 ": ???%s%s%s", how, f[i].addr, mod ? " (in " : "",
 			     mod ? mod : "", mod ? ")" : "");

@@ -139,7 +139,6 @@ static void write_xml(rt_trace *t, int pid, run_report_opts *o)
 	cli_resolve(t, &res);
 	rt_vgxml_write_opts xo = {o->gen_suppressions,
 				  o->leaks.show ? o->leaks.show : RT_VGXML_SHOW_NONE};
-	rt_vgdoc_build(t, &xo);
 	char *path = xml_path(o->xml_file, pid);
 	bool again = false;
 	for (size_t i = 0; i < o->nxml_written && !again; i++)

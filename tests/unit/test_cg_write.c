@@ -19,6 +19,7 @@
 #include "rtrace/heapcheck.h"
 #include "rtrace/text.h"
 #include "rtrace/trace.h"
+#include "text/text_frame.h"
 
 #include <dirent.h>
 #include <inttypes.h>
@@ -790,6 +791,8 @@ static void add_verdicts(rt_trace *t)
 	/* a stack no traced call has (Valgrind XML): 3 blocks, 300 bytes */
 	rt_frame fr[2] = {{0x400440, rt_trace_intern(t, "h() at /src/c.c:44", 18)},
 			  {0x400207, rt_trace_intern(t, "main() at /src/a.c:7", 20)}};
+	rt_text_frame_details(t, &fr[0]); /* what the text reader records */
+	rt_text_frame_details(t, &fr[1]);
 	l = (rt_leak){0, 0x5000, 300, 0, 3, c[0].fn, rt_trace_intern_bt(t, fr, 2), RT_LEAK_DEFINITE, 0};
 	rt_trace_add_leak(t, &l);
 }
@@ -873,6 +876,7 @@ static rt_trace *inline_trace(void)
 	rt_srcloc locs[2] = {{rt_trace_intern(t, "inner", 5), rt_trace_intern(t, "/src/inl.h", 10), 7, 0},
 			     {rt_trace_intern(t, "outer", 5), rt_trace_intern(t, "/src/a.c", 8), 42, 0}};
 	rt_trace_set_frame_info(t, &fr[0], rt_trace_intern(t, "/bin/app", 8), locs, 2);
+	rt_text_frame_details(t, &fr[1]); /* what the text reader records */
 	rt_call c = {0};
 	c.index = 1;
 	c.res_id = 0x1000;

@@ -262,6 +262,49 @@ static void typed_calls(void **state)
 	rt_trace_free(t);
 }
 
+/* A resolved frame's text gives the frame its details (what every writer
+ * but the text writer uses), and formats back to the same text. */
+static void frame_details(void **state)
+{
+	(void)state;
+	rt_trace *t = read_ok(HDR REG3
+			      "1. malloc(24) = 0x1000\n"
+			      "\t0x8048526 zero() from /bin/x\n"
+			      "\t0x1 ns::f(int) at /s/a.c:12\n"
+			      "\t0x2 from /lib/y.so\n"
+			      "\t0x3 h()\n"
+			      "\t0xABCDEF\n"
+			      "\n");
+	const rt_frame *f = rt_trace_bt_frames(t, call(t, 0)->bt);
+	static const struct {
+		const char *fn, *file, *module;
+		uint32_t line, n;
+	} want[] = {{"zero", NULL, "/bin/x", 0, 1}, {"ns::f(int)", "/s/a.c", NULL, 12, 1},
+		    {NULL, NULL, "/lib/y.so", 0, 0}, {"h", NULL, NULL, 0, 1}};
+	for (int i = 0; i < 4; i++) {
+		rt_frame_info fi;
+		assert_true(rt_trace_frame_info(t, &f[i], &fi));
+		assert_int_equal(fi.n, want[i].n);
+		if (want[i].module)
+			assert_string_equal(rt_trace_str(t, fi.module), want[i].module);
+		else
+			assert_int_equal(fi.module, RT_NONE);
+		if (want[i].fn)
+			assert_string_equal(rt_trace_str(t, fi.locs[0].fn), want[i].fn);
+		if (want[i].file)
+			assert_string_equal(rt_trace_str(t, fi.locs[0].file), want[i].file);
+		if (fi.n)
+			assert_int_equal(fi.locs[0].line, want[i].line);
+		char buf[64];
+		size_t len = rt_text_frame_format(t, &fi, buf, sizeof buf);
+		assert_string_equal(buf, rt_trace_str(t, f[i].text));
+		assert_int_equal(len, strlen(buf));
+	}
+	rt_frame_info fi;
+	assert_false(rt_trace_frame_info(t, &f[4], &fi));
+	rt_trace_free(t);
+}
+
 static void args_and_frames(void **state)
 {
 	(void)state;
@@ -660,6 +703,7 @@ int main(void)
 		cmocka_unit_test(timestamp_six_digits),
 		cmocka_unit_test(typed_calls),
 		cmocka_unit_test(args_and_frames),
+		cmocka_unit_test(frame_details),
 		cmocka_unit_test(identical_backtraces_shared),
 		cmocka_unit_test(compressed_groups),
 		cmocka_unit_test(comments),

@@ -22,6 +22,7 @@
 #include "util/out.h"
 #include "rtrace/heapcheck.h"
 #include "rtrace/vgxml.h"
+#include "text/text_frame.h"
 #include "vgxml/vgxml_write_int.h"
 
 /* --- parsing back --- */
@@ -180,6 +181,15 @@ static uint32_t id(rt_trace *t, const char *s)
 	return rt_trace_intern(t, s, strlen(s));
 }
 
+/* A frame resolved by sp-rtrace's resolver, as the text reader reads it:
+ * its text and the details the text says. */
+static rt_frame text_frame(rt_trace *t, uint64_t addr, const char *text)
+{
+	rt_frame f = {addr, id(t, text)};
+	rt_text_frame_details(t, &f);
+	return f;
+}
+
 static char *write_all(const rt_trace *t)
 {
 	size_t len;
@@ -244,7 +254,7 @@ static void doc_tail(rt_trace *t, uint32_t root)
 static uint32_t sample_bt(rt_trace *t)
 {
 	rt_frame f[4] = {{0x401297, RT_NONE}, {0x4842000, RT_NONE},
-			 {0x401490, id(t, "main() at /src/app/main.c:74")}, {0xdead, RT_NONE}};
+			 text_frame(t, 0x401490, "main() at /src/app/main.c:74"), {0xdead, RT_NONE}};
 	rt_srcloc chain[2] = {{id(t, "inner"), id(t, "/src/app/x.h"), 12, 0},
 			      {id(t, "outer()"), id(t, "x.c"), 45, RT_SRCLOC_DEMANGLED}};
 	rt_trace_set_frame_info(t, &f[0], id(t, "/bin/app"), chain, 2);
@@ -396,8 +406,8 @@ static void frame_texts(void **state)
 		{"n() from /x at y/lib.so", "n", NULL, "/x at y/lib.so", 0},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-		rt_vg_frame_text ft;
-		assert_true(rt_vg_parse_frame_text(cases[i].text, &ft));
+		rt_text_frame ft;
+		assert_true(rt_text_frame_parse(cases[i].text, &ft));
 		if (cases[i].fn)
 			assert_int_equal(ft.fn_len, strlen(cases[i].fn)), assert_memory_equal(ft.fn, cases[i].fn, ft.fn_len);
 		else
@@ -412,8 +422,8 @@ static void frame_texts(void **state)
 			assert_null(ft.obj);
 		assert_int_equal(ft.line, cases[i].line);
 	}
-	rt_vg_frame_text ft;
-	assert_false(rt_vg_parse_frame_text(NULL, &ft));
+	rt_text_frame ft;
+	assert_false(rt_text_frame_parse(NULL, &ft));
 	assert_int_equal(rt_vg_path_split("/a/b/c.c", 8), 4);
 	assert_int_equal(rt_vg_path_split("c.c", 3), 3);
 }
@@ -430,8 +440,8 @@ static rt_trace *trace_with_leaks(void)
 	rt_trace_set_header(t, "ppid", "6");
 	rt_trace_set_header(t, "args", "one two\\ words back\\\\slash");
 	rt_trace_set_leak_summary(t, &full);
-	rt_frame a = {0x1001, id(t, "a() at /s/a.c:1")}, b = {0x2001, id(t, "b() at /s/b.c:2")};
-	rt_frame m = {0x3001, id(t, "main() at /s/m.c:9")}, below = {0x4001, id(t, "__libc_start_main() from /lib/libc.so.6")};
+	rt_frame a = text_frame(t, 0x1001, "a() at /s/a.c:1"), b = text_frame(t, 0x2001, "b() at /s/b.c:2");
+	rt_frame m = text_frame(t, 0x3001, "main() at /s/m.c:9"), below = text_frame(t, 0x4001, "__libc_start_main() from /lib/libc.so.6");
 	rt_frame sa[3] = {a, m, below}, sb[2] = {b, m};
 	uint32_t bta = rt_trace_intern_bt(t, sa, 3), btb = rt_trace_intern_bt(t, sb, 2);
 	uint32_t malloc_fn = id(t, "malloc"), new_fn = id(t, "operator new");
@@ -490,15 +500,16 @@ static void built_loss_records(void **state)
 	(void)state;
 	rt_trace *t = trace_with_leaks();
 	rt_vgxml_write_opts o = {false, 0x1e};
-	uint32_t root = rt_vgdoc_build(t, &o), e;
-	assert_string_equal(error_text(t, root, "Leak_DefinitelyLost", &e),
+	rt_trace *d = rt_vgdoc_build(t, &o);
+	uint32_t root = rt_vg_doc_root(d, 0), e;
+	assert_string_equal(error_text(d, root, "Leak_DefinitelyLost", &e),
 			    "30 bytes in 1 blocks are definitely lost in loss record 1 of 5");
-	assert_string_equal(error_text(t, root, "Leak_StillReachable", &e),
+	assert_string_equal(error_text(d, root, "Leak_StillReachable", &e),
 			    "5,000 bytes in 4 blocks are still reachable in loss record 5 of 5");
-	uint32_t xw = rt_vg_find(t, e, "xwhat", RT_NONE);
-	assert_string_equal(rt_vg_child_text(t, xw, "leakedbytes"), "5000");
-	assert_string_equal(rt_vg_child_text(t, xw, "leakedblocks"), "4");
-	char *out = write_all(t);
+	uint32_t xw = rt_vg_find(d, e, "xwhat", RT_NONE);
+	assert_string_equal(rt_vg_child_text(d, xw, "leakedbytes"), "5000");
+	assert_string_equal(rt_vg_child_text(d, xw, "leakedblocks"), "4");
+	char *out = write_all(d);
 	assert_non_null(strstr(out, "<text>1,110 (110 direct, 1,000 indirect) bytes in 2 blocks are definitely "
 				    "lost in loss record 4 of 5</text>\n    <leakedbytes>1110</leakedbytes>\n"
 				    "    <leakedblocks>2</leakedblocks>\n"));
@@ -515,10 +526,10 @@ static void built_loss_records(void **state)
 	assert_non_null(strstr(out, "    <arg>two words</arg>\n    <arg>back\\slash</arg>\n"));
 	assert_null(strstr(out, "<suppression>"));
 	free(out);
+	rt_trace_free(d);
 	rt_trace_free(t);
 	/* memcheck's default: definite and possible only */
 	t = trace_with_leaks();
-	rt_vgdoc_build(t, NULL);
 	out = write_all(t);
 	assert_null(strstr(out, "Leak_StillReachable"));
 	assert_null(strstr(out, "Leak_IndirectlyLost"));
@@ -532,8 +543,8 @@ static void built_suppressions(void **state)
 	(void)state;
 	rt_trace *t = trace_with_leaks();
 	rt_vgxml_write_opts o = {true, 0};
-	rt_vgdoc_build(t, &o);
-	char *out = write_all(t);
+	rt_trace *d = rt_vgdoc_build(t, &o);
+	char *out = write_all(d);
 	assert_non_null(strstr(out, "  <suppression>\n    <sname>insert_a_suppression_name_here</sname>\n"
 				    "    <skind>Memcheck:Leak</skind>\n    <skaux>match-leak-kinds: definite</skaux>\n"
 				    "    <sframe> <fun>_Znwm</fun> </sframe>\n    <sframe> <fun>b</fun> </sframe>\n"
@@ -543,6 +554,7 @@ static void built_suppressions(void **state)
 				    "    </rawtext>\n  </suppression>\n</error>\n"));
 	assert_non_null(strstr(out, "<skaux>match-leak-kinds: possible</skaux>"));
 	free(out);
+	rt_trace_free(d);
 	rt_trace_free(t);
 }
 
@@ -552,7 +564,7 @@ static void built_heap_errors(void **state)
 {
 	(void)state;
 	rt_trace *t = rt_trace_new();
-	rt_frame f = {0x5001, id(t, "main() at /s/m.c:20")}, g = {0x6001, id(t, "main() at /s/m.c:30")};
+	rt_frame f = text_frame(t, 0x5001, "main() at /s/m.c:20"), g = text_frame(t, 0x6001, "main() at /s/m.c:30");
 	uint32_t bf = rt_trace_intern_bt(t, &f, 1), bg = rt_trace_intern_bt(t, &g, 1);
 	uint32_t fr = id(t, "free"), ma = id(t, "malloc"), del = id(t, "operator delete");
 	rt_heap_error e[] = {
@@ -562,9 +574,11 @@ static void built_heap_errors(void **state)
 	};
 	for (int i = 0; i < 3; i++)
 		rt_trace_add_heap_error(t, &e[i]);
-	uint32_t root = rt_vgdoc_build(t, NULL), err;
-	assert_string_equal(error_text(t, root, "InvalidFree", &err), "Invalid free() / delete / delete[] / realloc()");
-	assert_string_equal(error_text(t, root, "MismatchedFree", &err), "Mismatched free() / delete / delete []");
+	rt_trace *d = rt_vgdoc_build(t, NULL);
+	uint32_t root = rt_vg_doc_root(d, 0), err;
+	assert_string_equal(error_text(d, root, "InvalidFree", &err), "Invalid free() / delete / delete[] / realloc()");
+	assert_string_equal(error_text(d, root, "MismatchedFree", &err), "Mismatched free() / delete / delete []");
+	rt_trace_free(d);
 	char *out = write_all(t);
 	assert_non_null(strstr(out, "<auxwhat>Address 0x1008 is 8 bytes inside a block of size 16,000 free'd</auxwhat>"));
 	assert_non_null(strstr(out, "<auxwhat>Block was alloc'd at</auxwhat>"));
@@ -589,7 +603,7 @@ static void no_verdict_wording(void **state)
 	rt_trace_set_header(t, "timestamp", "2011.6.16 15:50:00");
 	uint8_t mem = rt_trace_add_resource(t, 1, "memory", "memory allocation in bytes", NULL);
 	uint8_t fd = rt_trace_add_resource(t, 2, "file", "file descriptors", NULL);
-	rt_frame f = {0x401001, id(t, "leak() at /src/app.c:12")};
+	rt_frame f = text_frame(t, 0x401001, "leak() at /src/app.c:12");
 	uint32_t bt = rt_trace_intern_bt(t, &f, 1), ma = id(t, "malloc"), fr = id(t, "free");
 	rt_call c[] = {
 		{1, 0x10, 24, 57000000000ull, 0, ma, bt, RT_NONE, mem, RT_CALL_ALLOC, RT_CALL_HAS_TIMESTAMP},
@@ -600,15 +614,46 @@ static void no_verdict_wording(void **state)
 	};
 	for (int i = 0; i < 5; i++)
 		rt_trace_append_call(t, &c[i]);
-	uint32_t root = rt_vgdoc_build(t, NULL), err;
-	assert_string_equal(error_text(t, root, "Leak_PossiblyLost", &err),
+	rt_trace *d = rt_vgdoc_build(t, NULL);
+	uint32_t root = rt_vg_doc_root(d, 0), err;
+	assert_string_equal(error_text(d, root, "Leak_PossiblyLost", &err),
 			    "32 bytes in 2 blocks are still allocated at the end of the trace "
 			    "(reachability not checked) in loss record 1 of 1");
+	rt_trace_free(d);
 	assert_int_equal(rt_trace_call_count(t), 5); /* the trace itself is left alone */
 	char *out = write_all(t);
 	assert_non_null(strstr(out, "<state>FINISHED</state>\n  <time>00:00:00:01.500 </time>"));
 	assert_null(strstr(out, "definitely"));
 	free(out);
+	rt_trace_free(t);
+}
+
+/* The findings are held once: writing a trace of rtrace's findings
+ * builds memcheck's document for the write only, the same each time, and
+ * a trace read from Valgrind XML writes its documents, not one built
+ * from the heap checking results filled from them. */
+static void built_transient(void **state)
+{
+	(void)state;
+	rt_trace *t = trace_with_leaks();
+	size_t n = rt_trace_bt_count(t);
+	char *a = write_all(t), *b = write_all(t);
+	assert_string_equal(a, b);
+	assert_int_equal(rt_vg_doc_count(t), 0);
+	assert_int_equal(rt_vg_node_count(t), 0);
+	assert_int_equal(rt_trace_bt_count(t), n);
+	rt_trace *x = rt_trace_new();
+	rt_diag err;
+	assert_int_equal(rt_vgxml_read_mem(x, a, strlen(a), "a.xml", NULL, NULL, &err), 0);
+	rt_vgdoc_to_heapcheck(x);
+	rt_vgdoc_to_heapcheck(x); /* filled once */
+	assert_int_equal(rt_trace_leak_count(x), 3); /* definite and possible: memcheck's default */
+	char *c = write_all(x);
+	assert_string_equal(a, c);
+	free(a);
+	free(b);
+	free(c);
+	rt_trace_free(x);
 	rt_trace_free(t);
 }
 
@@ -663,6 +708,7 @@ int main(void)
 		cmocka_unit_test(built_suppressions),
 		cmocka_unit_test(built_heap_errors),
 		cmocka_unit_test(no_verdict_wording),
+		cmocka_unit_test(built_transient),
 		cmocka_unit_test(round_trip_files),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,7 +22,6 @@
 #include "rtrace/heapcheck.h"
 #include "rtrace/rtrace.h"
 #include "rtrace/trace.h"
-#include "vgxml/vgxml_write_int.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -217,31 +216,36 @@ static uint32_t fn_of(builder *b, uint32_t object, uint32_t file, uint32_t name)
 	return fn;
 }
 
-/* The functions of trace frame f, innermost first, appended to *v. */
+/* The object of a frame with details fi: the module they name, else the
+ * one the memory map places its address in (a text trace's frame names
+ * its module only when no source line is known). */
+static uint32_t object_of(builder *b, const rt_frame_info *fi, uint64_t addr)
+{
+	if (fi->module != RT_NONE)
+		return name_of(b, CG_OBJECT, fi->module);
+	const char *mod = rt_trace_module_at(b->t, addr);
+	return mod ? cg_intern(b->p, CG_OBJECT, mod, strlen(mod)) : b->unknown[CG_OBJECT];
+}
+
+/* The functions of trace frame f, innermost first, appended to *v: from
+ * its details; a frame without a known function is its address. */
 static void frame_functions(builder *b, const rt_frame *f, vframe **v, size_t *n, size_t *cap)
 {
 	uint64_t addr = b->o->instr ? f->addr : 0;
-	rt_frame_info fi;
-	if (rt_trace_frame_info(b->t, f, &fi) && fi.n) {
-		uint32_t ob = name_of(b, CG_OBJECT, fi.module);
-		for (uint32_t k = 0; k < fi.n; k++) {
-			const rt_srcloc *l = &fi.locs[k];
-			uint32_t name = l->fn == RT_NONE ? address_name(b, f->addr) : name_of(b, CG_FUNCTION, l->fn);
-			vframe vf = {fn_of(b, ob, name_of(b, CG_FILE, l->file), name), addr, l->line};
-			RT_PUSH(*v, *n, *cap, vf);
-		}
+	rt_frame_info fi = {RT_NONE, 0, NULL};
+	rt_trace_frame_info(b->t, f, &fi);
+	uint32_t ob = object_of(b, &fi, f->addr);
+	if (!fi.n) {
+		vframe vf = {fn_of(b, ob, b->unknown[CG_FILE], address_name(b, f->addr)), addr, 0};
+		RT_PUSH(*v, *n, *cap, vf);
 		return;
 	}
-	rt_vg_frame_text ft;
-	rt_vg_parse_frame_text(f->text == RT_NONE ? NULL : rt_trace_str(b->t, f->text), &ft);
-	const char *mod = ft.obj ? NULL : rt_trace_module_at(b->t, f->addr);
-	uint32_t ob = ft.obj ? cg_intern(b->p, CG_OBJECT, ft.obj, ft.obj_len)
-		      : mod ? cg_intern(b->p, CG_OBJECT, mod, strlen(mod))
-			    : b->unknown[CG_OBJECT];
-	uint32_t fl = ft.path ? cg_intern(b->p, CG_FILE, ft.path, ft.path_len) : b->unknown[CG_FILE];
-	uint32_t name = ft.fn ? cg_intern(b->p, CG_FUNCTION, ft.fn, ft.fn_len) : address_name(b, f->addr);
-	vframe vf = {fn_of(b, ob, fl, name), addr, ft.line};
-	RT_PUSH(*v, *n, *cap, vf);
+	for (uint32_t k = 0; k < fi.n; k++) {
+		const rt_srcloc *l = &fi.locs[k];
+		uint32_t name = l->fn == RT_NONE ? address_name(b, f->addr) : name_of(b, CG_FUNCTION, l->fn);
+		vframe vf = {fn_of(b, ob, name_of(b, CG_FILE, l->file), name), addr, l->line};
+		RT_PUSH(*v, *n, *cap, vf);
+	}
 }
 
 /* The allocator's own frames at the top of a stack: Valgrind's

@@ -23,15 +23,16 @@ struct rt_finfo_tab {
 	size_t nlocs, clocs;
 };
 
-void rt_finfo_free(struct rt_finfo_tab *tab)
+static void finfo_free(void *data)
 {
-	if (!tab)
-		return;
+	struct rt_finfo_tab *tab = data;
 	free(tab->ents);
 	free(tab->slots);
 	free(tab->locs);
 	free(tab);
 }
+
+static const rt_trace_ext finfo_ext = {"frame details", finfo_free};
 
 static size_t finfo_hash(uint64_t addr, uint32_t text)
 {
@@ -61,9 +62,7 @@ static void finfo_rehash(struct rt_finfo_tab *tab)
 void rt_trace_set_frame_info(rt_trace *t, const rt_frame *f, uint32_t module,
 			     const rt_srcloc *locs, uint32_t n)
 {
-	struct rt_finfo_tab **slot = rt_trace_finfo_slot(t), *tab = *slot;
-	if (!tab)
-		tab = *slot = rt_xcalloc(1, sizeof *tab);
+	struct rt_finfo_tab *tab = rt_trace_ext_need(t, &finfo_ext, sizeof *tab);
 	if ((tab->nents + 1) * 2 > tab->nslots)
 		finfo_rehash(tab);
 	uint32_t *s = finfo_slot(tab, f->addr, f->text);
@@ -85,7 +84,7 @@ void rt_trace_set_frame_info(rt_trace *t, const rt_frame *f, uint32_t module,
 
 bool rt_trace_frame_info(const rt_trace *t, const rt_frame *f, rt_frame_info *info)
 {
-	const struct rt_finfo_tab *tab = *rt_trace_finfo_slot(t);
+	const struct rt_finfo_tab *tab = rt_trace_ext_get(t, &finfo_ext);
 	if (!tab || !tab->nslots)
 		return false;
 	uint32_t v = *finfo_slot(tab, f->addr, f->text);

@@ -20,24 +20,19 @@ struct rt_hc {
 	size_t nerrs, cerrs;
 };
 
-static struct rt_hc *hc_get(rt_trace *t)
+static void hc_free(void *data)
 {
-	struct rt_hc **slot = rt_trace_hc_slot(t);
-	if (!*slot)
-		*slot = rt_xcalloc(1, sizeof **slot);
-	return *slot;
-}
-
-static const struct rt_hc *hc_peek(const rt_trace *t) { return *rt_trace_hc_slot(t); }
-
-void rt_hc_free(struct rt_hc *hc)
-{
-	if (!hc)
-		return;
+	struct rt_hc *hc = data;
 	free(hc->leaks);
 	free(hc->errs);
 	free(hc);
 }
+
+static const rt_trace_ext hc_ext = {"heap checking results", hc_free};
+
+static struct rt_hc *hc_get(rt_trace *t) { return rt_trace_ext_need(t, &hc_ext, sizeof(struct rt_hc)); }
+
+static const struct rt_hc *hc_peek(const rt_trace *t) { return rt_trace_ext_get(t, &hc_ext); }
 
 const rt_leak_summary *rt_trace_leak_summary(const rt_trace *t)
 {

@@ -1,4 +1,8 @@
-/* The trace model: registries, interned strings and backtraces, calls. */
+/* The trace model: registries, interned strings and backtraces, calls.
+ * What other parts of the library attach to a trace (frame details,
+ * heap checking results, Valgrind documents) are extensions: the trace
+ * keeps a pointer per extension descriptor and frees it through the
+ * descriptor, so the core knows none of them (trace_int.h). */
 #include "rtrace/trace.h"
 #include "model/trace_int.h"
 #include "util/util.h"
@@ -21,6 +25,15 @@ struct bt_slot {
 	uint32_t n;
 	uint32_t pad;
 	uint64_t off;
+};
+
+/* Extensions are few (frame details, heap checking results, Valgrind
+ * documents): a short array searched linearly. */
+#define RT_TRACE_MAX_EXTS 8
+
+struct rt_ext_slot {
+	const rt_trace_ext *ext;
+	void *data;
 };
 
 typedef struct rt_argblock {
@@ -62,9 +75,8 @@ struct rt_trace {
 	rt_call *calls;
 	size_t ncalls, ccalls, ndead;
 	int ts_digits;
-	struct rt_finfo_tab *finfo; /* resolved frames' details, frame_info.c */
-	struct rt_hc *hc;           /* heap checking results, heapcheck.c */
-	struct rt_vgdoc *vg;        /* Valgrind documents, vgdoc.c */
+	struct rt_ext_slot exts[RT_TRACE_MAX_EXTS];
+	size_t nexts;
 };
 
 rt_trace *rt_trace_new(void)
@@ -95,9 +107,9 @@ void rt_trace_free(rt_trace *t)
 	free(t->bts);
 	free(t->bt_slots);
 	free(t->calls);
-	rt_finfo_free(t->finfo);
-	rt_hc_free(t->hc);
-	rt_vgdoc_free(t->vg);
+	for (size_t i = 0; i < t->nexts; i++)
+		if (t->exts[i].data && t->exts[i].ext->destroy)
+			t->exts[i].ext->destroy(t->exts[i].data);
 	rt_strtab_free(&t->strs);
 	rt_strtab_free(&t->header_keys);
 	rt_arena_free(&t->arena);
@@ -526,19 +538,38 @@ void rt_trace_sort_calls(rt_trace *t)
 	}
 }
 
-struct rt_hc **rt_trace_hc_slot(const rt_trace *t)
+/* --- extensions --- */
+
+void *rt_trace_ext_get(const rt_trace *t, const rt_trace_ext *ext)
 {
-	return &((rt_trace *)t)->hc;
+	for (size_t i = 0; i < t->nexts; i++)
+		if (t->exts[i].ext == ext)
+			return t->exts[i].data;
+	return NULL;
 }
 
-struct rt_finfo_tab **rt_trace_finfo_slot(const rt_trace *t)
+void rt_trace_ext_set(rt_trace *t, const rt_trace_ext *ext, void *data)
 {
-	return &((rt_trace *)t)->finfo;
+	for (size_t i = 0; i < t->nexts; i++)
+		if (t->exts[i].ext == ext) {
+			t->exts[i].data = data;
+			return;
+		}
+	if (t->nexts == RT_TRACE_MAX_EXTS) { /* a library bug: descriptors are static */
+		fprintf(stderr, "librtrace: trace extension '%s': too many extensions\n", ext->name);
+		abort();
+	}
+	t->exts[t->nexts++] = (struct rt_ext_slot){ext, data};
 }
 
-struct rt_vgdoc **rt_trace_vg_slot(const rt_trace *t)
+void *rt_trace_ext_need(rt_trace *t, const rt_trace_ext *ext, size_t size)
 {
-	return &((rt_trace *)t)->vg;
+	void *data = rt_trace_ext_get(t, ext);
+	if (!data) {
+		data = rt_xcalloc(1, size);
+		rt_trace_ext_set(t, ext, data);
+	}
+	return data;
 }
 
 void rt_trace_set_ts_digits(rt_trace *t, int digits) { t->ts_digits = digits; }

@@ -1,4 +1,5 @@
-/* Internal hooks of the model for readers that pipeline their work. */
+/* Internal hooks of the model: extensions kept in a trace, and hooks for
+ * readers that pipeline their work. */
 #ifndef RT_TRACE_INT_H
 #define RT_TRACE_INT_H
 
@@ -11,22 +12,22 @@ void rt_trace_prefetch_bt(const rt_trace *t, uint32_t hash);
 uint32_t rt_trace_intern_bt_hashed(rt_trace *t, const rt_frame *frames, uint32_t n,
 				   uint32_t hash);
 
-/* Resolved frames' details (frame_info.c), owned by the trace. */
-struct rt_finfo_tab;
-struct rt_finfo_tab **rt_trace_finfo_slot(const rt_trace *t);
-void rt_finfo_free(struct rt_finfo_tab *tab);
+/* Extensions: what other parts of the library keep in a trace (frame
+ * details, heap checking results, Valgrind documents) without the core
+ * model knowing them. An extension is a static descriptor; the trace
+ * holds one pointer per descriptor and frees it with the descriptor's
+ * destructor. */
+typedef struct rt_trace_ext {
+	const char *name;          /* for diagnostics */
+	void (*destroy)(void *data); /* frees what rt_trace_ext_set stored */
+} rt_trace_ext;
 
-/* Heap checking results (heapcheck.c), owned by the trace. */
-struct rt_hc;
-struct rt_hc **rt_trace_hc_slot(const rt_trace *t);
-void rt_hc_free(struct rt_hc *hc);
-
-/* Valgrind documents (vgdoc.c), owned by the trace. */
-struct rt_vgdoc;
-struct rt_vgdoc **rt_trace_vg_slot(const rt_trace *t);
-void rt_vgdoc_free(struct rt_vgdoc *vg);
-/* rt_vg_add with the element name's string id (a reader caches them). */
-uint32_t rt_vg_add_id(rt_trace *t, uint32_t parent, uint32_t name);
+/* The data stored for ext, or NULL. */
+void *rt_trace_ext_get(const rt_trace *t, const rt_trace_ext *ext);
+/* Stores data for ext (replacing, without freeing, what was there). */
+void rt_trace_ext_set(rt_trace *t, const rt_trace_ext *ext, void *data);
+/* The data for ext, a zeroed allocation of size bytes made on first use. */
+void *rt_trace_ext_need(rt_trace *t, const rt_trace_ext *ext, size_t size);
 
 /* Where the trace's strings stand: a streaming reader that drops an
  * element nothing refers to any more gives back the strings first seen in

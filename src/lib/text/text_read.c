@@ -7,6 +7,7 @@
  * starting with "# " are temporary comments and are dropped on reading. */
 #include "rtrace/text.h"
 #include "model/trace_int.h"
+#include "text/text_frame.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -160,12 +161,17 @@ static void flush_args(parser *p)
 	rt_arena_free(&p->argmem);
 }
 
-/* Interns the staged group's backtrace and hands its calls on. */
+/* Interns the staged group's backtrace and hands its calls on. A new
+ * backtrace's resolved frames get the details their text says: the one
+ * place a frame's text is read (text_frame.h). */
 static void commit_staged(parser *p)
 {
 	if (!p->nstaged)
 		return;
+	uint32_t before = rt_trace_bt_count(p->t);
 	uint32_t bt = rt_trace_intern_bt_hashed(p->t, p->sframes, (uint32_t)p->nsframes, p->shash);
+	for (size_t i = 0; bt >= before && i < p->nsframes; i++)
+		rt_text_frame_details(p->t, &p->sframes[i]);
 	for (size_t i = 0; i < p->nstaged; i++) {
 		rt_call *c = &p->staged[i];
 		c->bt = bt;

@@ -3,6 +3,7 @@
  * and a streaming reader can cut it back. */
 #include "rtrace/vgdoc.h"
 #include "model/trace_int.h"
+#include "vgxml/vgdoc_int.h"
 #include "util/util.h"
 
 #include <stdlib.h>
@@ -13,26 +14,34 @@ struct rt_vgdoc {
 	size_t n, cap;
 	uint32_t *roots;
 	size_t nroots, croots;
+	bool mapped; /* the heap checking results were filled from them */
 };
 
-void rt_vgdoc_free(struct rt_vgdoc *vg)
+static void vg_free(void *data)
 {
-	if (!vg)
-		return;
+	struct rt_vgdoc *vg = data;
 	free(vg->nodes);
 	free(vg->roots);
 	free(vg);
 }
 
-static struct rt_vgdoc *vg_get(rt_trace *t)
-{
-	struct rt_vgdoc **slot = rt_trace_vg_slot(t);
-	if (!*slot)
-		*slot = rt_xcalloc(1, sizeof **slot);
-	return *slot;
-}
+/* The documents are an extension of the trace: the core model does not
+ * know them (model/trace_int.h). */
+static const rt_trace_ext vg_ext = {"Valgrind documents", vg_free};
 
-static const struct rt_vgdoc *vg_peek(const rt_trace *t) { return *rt_trace_vg_slot(t); }
+static struct rt_vgdoc *vg_get(rt_trace *t) { return rt_trace_ext_need(t, &vg_ext, sizeof(struct rt_vgdoc)); }
+
+static const struct rt_vgdoc *vg_peek(const rt_trace *t) { return rt_trace_ext_get(t, &vg_ext); }
+
+bool rt_vgdoc_is_source(const rt_trace *t) { return vg_peek(t) != NULL; }
+
+bool rt_vgdoc_mark_mapped(rt_trace *t)
+{
+	struct rt_vgdoc *vg = vg_get(t);
+	bool first = !vg->mapped;
+	vg->mapped = true;
+	return first;
+}
 
 static rt_vg_node *vg_node(const rt_trace *t, uint32_t id)
 {
@@ -116,7 +125,7 @@ static void vg_unlink(struct rt_vgdoc *vg, uint32_t id)
 
 void rt_vg_truncate(rt_trace *t, uint32_t node)
 {
-	struct rt_vgdoc *vg = *rt_trace_vg_slot(t);
+	struct rt_vgdoc *vg = rt_trace_ext_get(t, &vg_ext);
 	if (!vg || node >= vg->n)
 		return;
 	if (vg->nodes[node].parent != RT_NONE)

@@ -4,22 +4,27 @@
  * grouping and order memcheck 3.19 uses for the same bugs, so that tools
  * reading memcheck's XML read rtrace's. Stacks follow memcheck's
  * conventions: a first frame for the allocator function, frame addresses
- * inside the call instruction (return address - 1), nothing below main. */
+ * inside the call instruction (return address - 1), nothing below main.
+ * The document is built in a trace of its own, from the findings of a
+ * trace left unchanged: the XML writer builds it for one write and frees
+ * it, so that the findings are only ever held as heap checking results. */
 #define _GNU_SOURCE /* qsort_r */
 #include "rtrace/filter.h"
 #include "rtrace/heapcheck.h"
 #include "rtrace/rtrace.h"
 #include "rtrace/vgxml.h"
 #include "util/util.h"
-#include "vgxml/vgxml_write_int.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The document being built. */
+/* The document being built: read from src, built in t, a trace of its
+ * own that holds the document and what it refers to (strings, stacks and
+ * their frames' details, copied from src). */
 typedef struct bld {
+	const rt_trace *src;
 	rt_trace *t;
 	const rt_vgxml_write_opts *o;
 	uint32_t root;
@@ -70,16 +75,25 @@ static const struct alloc_fn *alloc_fn_of(const char *name, bool shown)
 
 static uint32_t intern(rt_trace *t, const char *s, size_t n) { return rt_trace_intern(t, s, n); }
 
+/* String id of src as a string id of the document's trace. */
+static uint32_t xstr(bld *b, uint32_t id)
+{
+	if (id == RT_NONE)
+		return RT_NONE;
+	const char *s = rt_trace_str(b->src, id);
+	return intern(b->t, s, strlen(s));
+}
+
 /* The tracer's module, where the interposed functions are, when the
  * trace's memory map has it. */
-static uint32_t tracer_module(rt_trace *t)
+static uint32_t tracer_module(bld *b)
 {
 	static const char name[] = "/librtrace-preload.so";
-	for (size_t i = 0; i < rt_trace_mmap_count(t); i++) {
-		const char *m = rt_trace_mmap_at(t, i)->module;
+	for (size_t i = 0; i < rt_trace_mmap_count(b->src); i++) {
+		const char *m = rt_trace_mmap_at(b->src, i)->module;
 		size_t n = strlen(m);
 		if (n >= sizeof name - 1 && !strcmp(m + n - (sizeof name - 1), name))
-			return intern(t, m, n);
+			return intern(b->t, m, n);
 	}
 	return RT_NONE;
 }
@@ -88,56 +102,44 @@ static uint32_t tracer_module(rt_trace *t)
  * the tracer is not in the trace, so <ip> is 0x0 ("unknown"). */
 static rt_frame allocator_frame(bld *b, uint32_t fn)
 {
-	const char *name = rt_trace_str(b->t, fn);
+	const char *name = rt_trace_str(b->src, fn);
 	const struct alloc_fn *a = alloc_fn_of(name, false);
 	const char *shown = a ? a->shown : name;
 	rt_frame f = {0, intern(b->t, shown, strlen(shown))};
 	rt_frame_info fi;
 	if (!rt_trace_frame_info(b->t, &f, &fi)) {
 		rt_srcloc l = {f.text, RT_NONE, 0, a ? RT_SRCLOC_DEMANGLED : 0};
-		rt_trace_set_frame_info(b->t, &f, tracer_module(b->t), &l, 1);
+		rt_trace_set_frame_info(b->t, &f, tracer_module(b), &l, 1);
 	}
 	return f;
 }
 
 /* The module mapped at addr, as a string id. */
-static uint32_t module_at(rt_trace *t, uint64_t addr)
+static uint32_t module_at(bld *b, uint64_t addr)
 {
-	const char *m = rt_trace_module_at(t, addr);
-	return m ? intern(t, m, strlen(m)) : RT_NONE;
-}
-
-/* Details of a frame known by its text only (or not at all): what the
- * text says, and the module its address is in. */
-static void derive_info(rt_trace *t, const rt_frame *f, const rt_frame *nf)
-{
-	rt_vg_frame_text ft;
-	rt_vg_parse_frame_text(f->text == RT_NONE ? NULL : rt_trace_str(t, f->text), &ft);
-	uint32_t module = ft.obj ? intern(t, ft.obj, ft.obj_len) : module_at(t, f->addr);
-	rt_srcloc l = {ft.fn ? intern(t, ft.fn, ft.fn_len) : RT_NONE,
-		       ft.path ? intern(t, ft.path, ft.path_len) : RT_NONE, ft.line, 0};
-	bool has_loc = l.fn != RT_NONE || l.file != RT_NONE;
-	if (has_loc || module != RT_NONE)
-		rt_trace_set_frame_info(t, nf, module, &l, has_loc ? 1 : 0);
+	const char *m = rt_trace_module_at(b->src, addr);
+	return m ? intern(b->t, m, strlen(m)) : RT_NONE;
 }
 
 /* Frame f of a trace backtrace as memcheck would show it: its address
- * inside the call (return address - 1), with f's details. */
-static rt_frame doc_frame(rt_trace *t, const rt_frame *f)
+ * inside the call (return address - 1), with f's details; when they name
+ * no module (a text trace's frame names it only when no source line is
+ * known), the module the memory map places f in. */
+static rt_frame doc_frame(bld *b, const rt_frame *f)
 {
-	rt_frame nf = {f->addr ? f->addr - 1 : 0, f->text};
-	rt_frame_info fi;
-	if (rt_trace_frame_info(t, &nf, &fi))
+	rt_frame nf = {f->addr ? f->addr - 1 : 0, xstr(b, f->text)};
+	rt_frame_info fi = {RT_NONE, 0, NULL};
+	if (rt_trace_frame_info(b->t, &nf, &fi))
 		return nf;
-	if (!rt_trace_frame_info(t, f, &fi)) {
-		derive_info(t, f, &nf);
+	rt_trace_frame_info(b->src, f, &fi);
+	uint32_t module = fi.module != RT_NONE ? xstr(b, fi.module) : module_at(b, f->addr);
+	if (!fi.n && module == RT_NONE)
 		return nf;
-	}
-	/* copied first: setting details may move the table's chains */
 	rt_srcloc *locs = rt_xmalloc((fi.n ? fi.n : 1) * sizeof *locs);
-	if (fi.n)
-		memcpy(locs, fi.locs, fi.n * sizeof *locs);
-	rt_trace_set_frame_info(t, &nf, fi.module, locs, fi.n);
+	for (uint32_t k = 0; k < fi.n; k++)
+		locs[k] = (rt_srcloc){xstr(b, fi.locs[k].fn), xstr(b, fi.locs[k].file), fi.locs[k].line,
+				      fi.locs[k].flags};
+	rt_trace_set_frame_info(b->t, &nf, module, locs, fi.n);
 	free(locs);
 	return nf;
 }
@@ -149,16 +151,16 @@ static bool is_main(const rt_trace *t, const rt_frame *f)
 	       !strcmp(rt_trace_str(t, fi.locs[fi.n - 1].fn), "main");
 }
 
-/* The stack of a call to fn from backtrace bt, ending at main as
+/* The stack of a call to fn from backtrace bt (of src), ending at main as
  * memcheck's do (--show-below-main=no). RT_NONE when nothing is known. */
 static uint32_t doc_stack(bld *b, uint32_t fn, uint32_t bt)
 {
-	uint32_t n = bt == RT_NONE ? 0 : rt_trace_bt_len(b->t, bt), k = 0;
+	uint32_t n = bt == RT_NONE ? 0 : rt_trace_bt_len(b->src, bt), k = 0;
 	rt_frame *v = rt_xmalloc((n + 1) * sizeof *v);
-	if (fn != RT_NONE && *rt_trace_str(b->t, fn))
+	if (fn != RT_NONE && *rt_trace_str(b->src, fn))
 		v[k++] = allocator_frame(b, fn);
 	for (uint32_t i = 0; i < n; i++) {
-		v[k] = doc_frame(b->t, &rt_trace_bt_frames(b->t, bt)[i]);
+		v[k] = doc_frame(b, &rt_trace_bt_frames(b->src, bt)[i]);
 		if (is_main(b->t, &v[k++]))
 			break;
 	}
@@ -268,7 +270,7 @@ static char *command_line(const char *process, const char *args, size_t nargs)
 
 static void add_preamble(bld *b, const char *process, const char *args, size_t nargs)
 {
-	const char *origin = rt_trace_header(b->t, "origin");
+	const char *origin = rt_trace_header(b->src, "origin");
 	uint32_t pre = rt_vg_add(b->t, b->root, "preamble");
 	add(b, pre, "line", "rtrace, a resource consumption tracer");
 	char *line = rt_xasprintf("Using rtrace-%s%s%s", RTRACE_VERSION, origin ? "; trace written by " : "",
@@ -289,8 +291,8 @@ static void add_preamble(bld *b, const char *process, const char *args, size_t n
  * of the process (ppid and args: binary traces of rtrace run). */
 static void add_process(bld *b)
 {
-	const char *process = rt_trace_header(b->t, "process"), *pid = rt_trace_header(b->t, "pid");
-	const char *ppid = rt_trace_header(b->t, "ppid"), *hargs = rt_trace_header(b->t, "args");
+	const char *process = rt_trace_header(b->src, "process"), *pid = rt_trace_header(b->src, "pid");
+	const char *ppid = rt_trace_header(b->src, "ppid"), *hargs = rt_trace_header(b->src, "args");
 	char *args = NULL;
 	size_t nargs = split_args(hargs ? hargs : "", &args);
 	add_preamble(b, process, args, nargs);
@@ -520,7 +522,7 @@ static bool is_memory(const rt_trace *t, uint8_t res_type)
 
 /* The heap blocks allocated and not released by the end of the trace,
  * as verdict-less leaks. */
-static rt_leak *live_blocks(rt_trace *t, size_t *count)
+static rt_leak *live_blocks(const rt_trace *t, size_t *count)
 {
 	size_t n, nl = 0;
 	rt_call *c = rt_unfreed_calls(t, &n);
@@ -541,9 +543,9 @@ static void add_loss_records(bld *b)
 	size_t n = 0, nl = 0;
 	rt_loss_record *r;
 	if (b->verdicts) {
-		r = rt_trace_loss_records(b->t, &n);
+		r = rt_trace_loss_records(b->src, &n);
 	} else {
-		rt_leak *live = live_blocks(b->t, &nl);
+		rt_leak *live = live_blocks(b->src, &nl);
 		r = rt_loss_records(live, nl, &n);
 		free(live);
 	}
@@ -585,20 +587,20 @@ static void add_bad_closes(bld *b, ctx **c, size_t *nc)
 {
 	uint32_t *path = NULL; /* per descriptor: its last path's id + 1 */
 	size_t cap = 0;
-	for (size_t i = 0; i < rt_trace_call_count(b->t); i++) {
-		rt_call k = rt_trace_calls_const(b->t)[i];
-		if (!rt_trace_res_is(b->t, k.res_type, "fd") || k.res_id >= 1u << 20)
+	for (size_t i = 0; i < rt_trace_call_count(b->src); i++) {
+		rt_call k = rt_trace_calls_const(b->src)[i];
+		if (!rt_trace_res_is(b->src, k.res_type, "fd") || k.res_id >= 1u << 20)
 			continue;
 		uint32_t known = k.res_id < cap && path[k.res_id] ? path[k.res_id] - 1 : RT_NONE;
 		const char *p = known == RT_NONE ? NULL : rt_trace_str(b->t, known);
-		if (rt_trace_is_bad_close(b->t, &k)) {
+		if (rt_trace_is_bad_close(b->src, &k)) {
 			char *what = p ? rt_xasprintf("File descriptor %" PRIu64 ": %s is already closed", k.res_id, p)
 				       : rt_xasprintf("File descriptor %" PRIu64 " was never opened", k.res_id);
 			add_fd_error(b, c, nc, "FdBadClose", k.res_id, p, what, &k);
 			free(what);
 			continue;
 		}
-		const char *np = k.kind == RT_CALL_ALLOC ? rt_trace_call_arg(b->t, &k, "path") : NULL;
+		const char *np = k.kind == RT_CALL_ALLOC ? rt_trace_call_arg(b->src, &k, "path") : NULL;
 		if (!np)
 			continue;
 		if (k.res_id >= cap) {
@@ -616,25 +618,25 @@ static void add_bad_closes(bld *b, ctx **c, size_t *nc)
 static void add_open_fds(bld *b, ctx **c, size_t *nc)
 {
 	size_t n;
-	rt_call *open = rt_unfreed_calls(b->t, &n);
+	rt_call *open = rt_unfreed_calls(b->src, &n);
 	for (size_t i = 0; i < n; i++) {
-		if (!rt_trace_res_is(b->t, open[i].res_type, "fd") || open[i].res_id < 3)
+		if (!rt_trace_res_is(b->src, open[i].res_type, "fd") || open[i].res_id < 3)
 			continue;
 		char d[1024];
-		rt_trace_fd_describe(b->t, &open[i], d, sizeof d);
+		rt_trace_fd_describe(b->src, &open[i], d, sizeof d);
 		char *what = rt_xasprintf("Open file descriptor %" PRIu64 ": %s", open[i].res_id, d);
-		add_fd_error(b, c, nc, "FdNotClosed", open[i].res_id, rt_trace_call_arg(b->t, &open[i], "path"),
+		add_fd_error(b, c, nc, "FdNotClosed", open[i].res_id, rt_trace_call_arg(b->src, &open[i], "path"),
 			     what, &open[i]);
 		free(what);
 	}
 	free(open);
 }
 
-uint32_t rt_vgdoc_build(rt_trace *t, const rt_vgxml_write_opts *opts)
+rt_trace *rt_vgdoc_build(const rt_trace *t, const rt_vgxml_write_opts *opts)
 {
 	const rt_leak_summary *s = rt_trace_leak_summary(t);
-	bld b = {t, opts, RT_NONE, 0, s && s->mode == RT_LEAK_CHECK_FULL};
-	b.root = rt_vg_add(t, RT_NONE, "valgrindoutput");
+	bld b = {t, rt_trace_new(), opts, RT_NONE, 0, s && s->mode == RT_LEAK_CHECK_FULL};
+	b.root = rt_vg_add(b.t, RT_NONE, "valgrindoutput");
 	bool fds = has_fds(t); /* descriptors' errors are protocol 5's */
 	add(&b, b.root, "protocolversion", fds ? "5" : "4");
 	add(&b, b.root, "protocoltool", "memcheck");
@@ -656,6 +658,6 @@ uint32_t rt_vgdoc_build(rt_trace *t, const rt_vgxml_write_opts *opts)
 	add_loss_records(&b);
 	add_errorcounts(&b, c, nc);
 	free(c);
-	rt_vg_add(t, b.root, "suppcounts");
-	return b.root;
+	rt_vg_add(b.t, b.root, "suppcounts");
+	return b.t;
 }

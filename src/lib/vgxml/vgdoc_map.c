@@ -1,10 +1,13 @@
 /* From Valgrind documents to the rest of the model: memcheck's loss
  * records and heap errors become rtrace's heap checking results, other
  * errors permanent comments, and the document's run a trace header, so
- * that the text protocol and rtrace's reports show what Valgrind found. */
+ * that the text protocol and rtrace's reports show what Valgrind found.
+ * The documents stay the source: this view is filled once, and the XML
+ * writer writes the documents, never the view. */
 #include "rtrace/heapcheck.h"
 #include "rtrace/vgxml.h"
 #include "util/util.h"
+#include "vgxml/vgdoc_int.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -251,6 +254,8 @@ void rt_vgdoc_to_heapcheck(rt_trace *t)
 	rt_leak_summary s = {0};
 	bool leaks = false;
 	s.mode = RT_LEAK_CHECK_FULL;
+	if (!rt_vgdoc_is_source(t) || !rt_vgdoc_mark_mapped(t))
+		return; /* no documents, or their view is there already */
 	for (size_t i = 0; i < rt_vg_doc_count(t); i++)
 		map_doc(t, rt_vg_doc_root(t, i), &s, &leaks);
 	if (leaks && !rt_trace_leak_summary(t))

@@ -9,6 +9,7 @@
 #include "rtrace/trace.h"
 #include "rtrace/vgxml.h"
 #include "model/trace_int.h"
+#include "vgxml/vgdoc_int.h"
 
 #include <expat.h>
 #include <stdbool.h>

@@ -7,10 +7,12 @@
  * <sframe> and <logfilequalifier> are one line with spaces around their
  * children, a source-location <xauxwhat> is one line, and blank lines
  * follow (or precede) some top-level elements only. Documents of
- * protocols 1 to 3 are upgraded to 4 on the way out. */
+ * protocols 1 to 3 are upgraded to 4 on the way out. Frames are written
+ * from their details (rt_trace_frame_info), never from their text. */
 #include "rtrace/vgxml.h"
 #include "util/out.h"
 #include "util/util.h"
+#include "vgxml/vgdoc_int.h"
 #include "vgxml/vgxml_write_int.h"
 
 #include <stdlib.h>
@@ -127,65 +129,6 @@ size_t rt_vg_path_split(const char *path, size_t len)
 	return len;
 }
 
-/* "name()" as the resolver prints a name it appended "()" to: the name
- * itself has no '('. */
-static size_t fn_name_len(const char *fn, size_t n)
-{
-	if (n > 2 && fn[n - 2] == '(' && fn[n - 1] == ')' && !memchr(fn, '(', n - 2))
-		return n - 2;
-	return n;
-}
-
-/* "path:line" (or a path without a line). */
-static void parse_location(const char *s, size_t n, rt_vg_frame_text *ft)
-{
-	const char *colon = NULL;
-	for (size_t i = n; i-- > 0;)
-		if (s[i] == ':') {
-			colon = s + i;
-			break;
-		}
-	uint64_t line = 0;
-	bool digits = colon && colon + 1 < s + n;
-	for (const char *d = colon ? colon + 1 : s + n; digits && d < s + n; d++) {
-		digits = *d >= '0' && *d <= '9' && line < 100000000;
-		line = line * 10 + (uint64_t)(*d - '0');
-	}
-	ft->path = s;
-	ft->path_len = digits ? (size_t)(colon - s) : n;
-	ft->line = digits ? (uint32_t)line : 0;
-}
-
-bool rt_vg_parse_frame_text(const char *text, rt_vg_frame_text *ft)
-{
-	memset(ft, 0, sizeof *ft);
-	size_t n = text ? strlen(text) : 0;
-	if (!n)
-		return false;
-	if (!strncmp(text, "from ", 5)) {
-		ft->obj = text + 5;
-		ft->obj_len = n - 5;
-		return ft->obj_len > 0;
-	}
-	/* the first of the two: a path may hold the other */
-	const char *from = strstr(text, " from "), *at = strstr(text, " at ");
-	if (from && at && at < from)
-		from = NULL;
-	else if (from)
-		at = NULL;
-	const char *sep = from ? from : at;
-	size_t fn_end = sep ? (size_t)(sep - text) : n;
-	ft->fn = text;
-	ft->fn_len = fn_name_len(text, fn_end);
-	if (from) {
-		ft->obj = from + 6;
-		ft->obj_len = n - fn_end - 6;
-	} else if (at) {
-		parse_location(at + 4, n - fn_end - 4, ft);
-	}
-	return true;
-}
-
 static void pad(rt_out *o, int indent)
 {
 	rt_out_reserve(o, (size_t)indent);
@@ -267,21 +210,11 @@ static void put_frame_info(wr *w, uint64_t ip, const rt_frame_info *fi)
 	}
 }
 
-/* A frame known only by the text a resolver printed after its address. */
-static void put_frame_text(wr *w, uint64_t ip, const char *text)
+/* A frame nothing is known of but its address. */
+static void put_bare_frame(wr *w, uint64_t ip)
 {
-	rt_vg_frame_text ft;
-	rt_vg_parse_frame_text(text, &ft);
 	rt_out_str(w->o, "    <frame>\n");
 	put_ip(w->o, ip);
-	if (ft.obj)
-		put_leaf_n(w->o, 6, "obj", ft.obj, ft.obj_len);
-	if (ft.fn)
-		put_leaf_n(w->o, 6, "fn", ft.fn, ft.fn_len);
-	if (ft.path)
-		put_path(w->o, ft.path, ft.path_len);
-	if (ft.line)
-		put_line(w->o, ft.line);
 	rt_out_str(w->o, "    </frame>\n");
 }
 
@@ -296,10 +229,8 @@ static void put_stack(wr *w, uint32_t bt)
 		rt_frame_info fi;
 		if (rt_trace_frame_info(w->t, &f[i], &fi))
 			put_frame_info(w, f[i].addr, &fi);
-		else if (f[i].text != RT_NONE)
-			put_frame_text(w, f[i].addr, rt_trace_str(w->t, f[i].text));
 		else
-			put_frame_text(w, f[i].addr, NULL);
+			put_bare_frame(w, f[i].addr);
 	}
 	rt_out_str(w->o, "  </stack>\n");
 }
@@ -566,28 +497,32 @@ static void put_doc(wr *w, uint32_t root)
 	rt_out_str(w->o, ">\n\n");
 }
 
-static void put_all(const rt_trace *t, rt_out *o)
+/* The documents t holds, or, for a trace of rtrace's own findings, the
+ * memcheck document built from them for this write only: the findings
+ * are held once, as heap checking results. */
+static void put_all(const rt_trace *t, const rt_vgxml_write_opts *opts, rt_out *o)
 {
-	wr w = {t, o, false};
-	for (size_t i = 0; i < rt_vg_doc_count(t); i++)
-		put_doc(&w, rt_vg_doc_root(t, i));
+	rt_trace *built = rt_vgdoc_is_source(t) ? NULL : rt_vgdoc_build(t, opts);
+	const rt_trace *d = built ? built : t;
+	wr w = {d, o, false};
+	for (size_t i = 0; i < rt_vg_doc_count(d); i++)
+		put_doc(&w, rt_vg_doc_root(d, i));
+	rt_trace_free(built);
 }
 
 int rt_vgxml_write_fd(const rt_trace *t, int fd, const rt_vgxml_write_opts *opts)
 {
-	(void)opts;
 	rt_out o;
 	rt_out_init_fd(&o, fd);
-	put_all(t, &o);
+	put_all(t, opts, &o);
 	return rt_out_finish(&o);
 }
 
 char *rt_vgxml_write_mem(const rt_trace *t, const rt_vgxml_write_opts *opts, size_t *len)
 {
-	(void)opts;
 	rt_out o;
 	rt_out_init_mem(&o);
-	put_all(t, &o);
+	put_all(t, opts, &o);
 	rt_out_ch(&o, '\0');
 	rt_out_finish(&o);
 	if (len)

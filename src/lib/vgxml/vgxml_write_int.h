@@ -1,5 +1,5 @@
-/* The Valgrind XML writer inside librtrace: text escaping and the reading
- * of a resolved frame's text, shared by the writer (vgxml_write.c) and
+/* The Valgrind XML writer inside librtrace: text escaping and the
+ * splitting of source paths, shared by the writer (vgxml_write.c) and
  * the document builder (vgdoc_build.c). */
 #ifndef RT_VGXML_WRITE_INT_H
 #define RT_VGXML_WRITE_INT_H
@@ -18,20 +18,6 @@ void rt_vgxml_escape(rt_out *o, const char *s, size_t n);
 /* One or more CDATA sections holding n bytes: "]]>" splits the section
  * after "]]", bytes XML cannot carry (CR included) become \xNN. */
 void rt_vgxml_cdata(rt_out *o, const char *s, size_t n);
-
-/* What the text after a frame's address says, as sp-rtrace's resolver
- * printed it: "fn() at /dir/file.c:12", "fn() from /lib/x.so", "fn()",
- * "from /bin/app". Pointers into the text; NULL when absent. */
-typedef struct rt_vg_frame_text {
-	const char *fn, *path, *obj;
-	size_t fn_len, path_len, obj_len;
-	uint32_t line; /* 0 when absent */
-} rt_vg_frame_text;
-
-/* Parses text; false when it says nothing of the above (then *ft is
- * empty). The "()" the resolver appended to names without '(' is
- * dropped. */
-bool rt_vg_parse_frame_text(const char *text, rt_vg_frame_text *ft);
 
 /* Where a source path splits into Valgrind's <dir> and <file>: the index
  * of its last '/', or len when it has none. */
