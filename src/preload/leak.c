@@ -69,6 +69,27 @@ typedef struct park_slot {
 	uintptr_t regs[NREGS + 1];
 } park_slot;
 
+/* The exiting thread as the program left it when it called into the
+ * tracer (exit's handler, _exit): its stack pointer before the call, and
+ * the registers live across a call (the callee-saved ones). The tracer's
+ * own frames below that stack pointer are no root: their unwritten slots
+ * hold whatever the program's deeper calls left there. */
+#if defined(__x86_64__)
+#define ENTRY_REGS 6 /* rbx, rbp, r12-r15 */
+#else
+#define ENTRY_REGS (NREGS + 1)
+#endif
+typedef struct entry_state {
+	uintptr_t sp;
+	uintptr_t regs[ENTRY_REGS];
+} entry_state;
+#define RT_HIDDEN __attribute__((visibility("hidden")))
+/* exit's handler, and its C part once the state is saved */
+RT_HIDDEN void rt_leak_exit_entry(void *arg);
+RT_HIDDEN void rt_leak_exit_at(void *arg, const entry_state *self);
+/* _exit's C part */
+RT_HIDDEN __attribute__((noreturn)) void rt_leak__exit_at(int status, const entry_state *self);
+
 typedef struct lblk {
 	uintptr_t addr;
 	uint64_t size, bt, index, indirect;
@@ -746,7 +767,10 @@ static void exclude_own(scan *s)
 	if (alloc_base)
 		dl_iterate_phdr(find_allocator, s);
 	rt_heap_each_map(exclude_cb, s);
-	exclude_below(s, s->self_sp);
+	/* at a call the red zone below the caller's stack pointer is dead */
+	const vma *self = vma_of(s, s->self_sp);
+	if (self)
+		exclude(s, self->lo, s->self_sp);
 	for (unsigned i = 0; parked && i < atomic_load(&nparked) && i < MAX_PARKED; i++)
 		if (atomic_load(&parked[i].ready))
 			exclude_below(s, parked[i].sp);
@@ -783,18 +807,6 @@ static void scan_regs(scan *s, const uintptr_t *regs, size_t n)
 	drain(s);
 }
 
-static void scan_self_regs(scan *s, const ucontext_t *uc)
-{
-#if defined(__x86_64__) || defined(__aarch64__)
-	park_slot me;
-	save_regs(&me, uc);
-	scan_regs(s, me.regs, NREGS);
-#else
-	(void)s;
-	(void)uc;
-#endif
-}
-
 /* Each root mapping minus the excluded ranges (sorted). */
 static void scan_vmas(scan *s)
 {
@@ -816,7 +828,7 @@ static void scan_vmas(scan *s)
 	}
 }
 
-static void scan_roots(scan *s, const ucontext_t *self_uc)
+static void scan_roots(scan *s, const entry_state *self)
 {
 	exclude_mmapped_chunks(s);
 	for (size_t i = 0; i < s->nv; i++) {
@@ -827,7 +839,7 @@ static void scan_roots(scan *s, const ucontext_t *self_uc)
 	exclude_own(s);
 	sort_ranges(s->ex, s->nex);
 	scan_vmas(s);
-	scan_self_regs(s, self_uc);
+	scan_regs(s, self->regs, ENTRY_REGS);
 	for (unsigned i = 0; i < atomic_load(&nparked) && i < MAX_PARKED; i++)
 		if (atomic_load(&parked[i].ready))
 			scan_regs(s, parked[i].regs, NREGS);
@@ -949,7 +961,7 @@ static int find_cxx_freeres(struct dl_phdr_info *info, size_t size, void *ctx)
 
 /* The whole check, in the exiting thread. Other threads stay stopped: the
  * process ends right after. */
-static void check_now(bool freeres, uintptr_t sp, const ucontext_t *uc)
+static void check_now(bool freeres, const entry_state *self)
 {
 	uint64_t t0 = now_us();
 	stop_threads();
@@ -964,8 +976,8 @@ static void check_now(bool freeres, uintptr_t sp, const ucontext_t *uc)
 		return;
 	}
 	s->clique = -1;
-	s->self_sp = sp;
-	scan_roots(s, uc);
+	s->self_sp = self->sp;
+	scan_roots(s, self);
 	find_cliques(s);
 	if (park_sig == 0)
 		message("leak check: no free real-time signal to stop other threads with");
@@ -979,15 +991,13 @@ static void check_now(bool freeres, uintptr_t sp, const ucontext_t *uc)
 	rt_heap_unlock_all();
 }
 
-static void exit_hook(void *arg)
+/* Called by exit after every destructor (through rt_leak_exit_entry). */
+__attribute__((used)) void rt_leak_exit_at(void *arg, const entry_state *self)
 {
 	(void)arg;
 	if (atomic_exchange(&ran, 1))
 		return;
-	ucontext_t uc;
-	getcontext(&uc);
-	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-	check_now(true, sp, &uc);
+	check_now(true, self);
 	rt_finish();
 }
 
@@ -1001,7 +1011,7 @@ bool rt_leak_defer(void)
 	dl_iterate_phdr(find_cxx_freeres, NULL);
 	/* registered while exit runs the handlers: glibc runs it after the
 	 * handler running now (the destructors), i.e. after every destructor */
-	return __cxa_atexit(exit_hook, NULL, NULL) == 0;
+	return __cxa_atexit(rt_leak_exit_entry, NULL, NULL) == 0;
 }
 
 void rt_leak_fork_child(void)
@@ -1011,18 +1021,91 @@ void rt_leak_fork_child(void)
 }
 
 /* _exit skips the exit handlers: the check runs here, without freeres. */
-static __attribute__((noreturn)) void exit_now(int status)
+__attribute__((used)) void rt_leak__exit_at(int status, const entry_state *self)
 {
 	if (mode != LEAK_CHECK_NO && rt_active && !rt_t.busy && getpid() == owner &&
 	    !atomic_exchange(&ran, 1)) {
-		ucontext_t uc;
-		getcontext(&uc);
-		check_now(false, (uintptr_t)__builtin_frame_address(0), &uc);
+		check_now(false, self);
 		rt_finish();
 	}
 	for (;;)
 		syscall(SYS_exit_group, status);
 }
 
+#if defined(__x86_64__)
+/* The entries save the callee-saved registers and the caller's stack
+ * pointer before any C code of the tracer can change them, and pass them
+ * (on the stack, below the caller's) as an entry_state. */
+#define ENTRY_SAVE                                                             \
+	"	.cfi_startproc\n"                                              \
+	"	endbr64\n"                                                     \
+	"	pushq %r15\n	.cfi_adjust_cfa_offset 8\n"                     \
+	"	pushq %r14\n	.cfi_adjust_cfa_offset 8\n"                     \
+	"	pushq %r13\n	.cfi_adjust_cfa_offset 8\n"                     \
+	"	pushq %r12\n	.cfi_adjust_cfa_offset 8\n"                     \
+	"	pushq %rbp\n	.cfi_adjust_cfa_offset 8\n"                     \
+	"	pushq %rbx\n	.cfi_adjust_cfa_offset 8\n"                     \
+	"	leaq 56(%rsp), %rax\n"                                          \
+	"	pushq %rax\n	.cfi_adjust_cfa_offset 8\n"                     \
+	"	movq %rsp, %rsi\n"
+__asm__(".text\n"
+	"	.p2align 4\n"
+	"	.hidden rt_leak_exit_entry\n"
+	"	.globl rt_leak_exit_entry\n"
+	"	.type rt_leak_exit_entry, @function\n"
+	"rt_leak_exit_entry:\n" ENTRY_SAVE
+	"	call rt_leak_exit_at\n"
+	"	addq $8, %rsp\n	.cfi_adjust_cfa_offset -8\n"
+	"	popq %rbx\n	.cfi_adjust_cfa_offset -8\n"
+	"	popq %rbp\n	.cfi_adjust_cfa_offset -8\n"
+	"	popq %r12\n	.cfi_adjust_cfa_offset -8\n"
+	"	popq %r13\n	.cfi_adjust_cfa_offset -8\n"
+	"	popq %r14\n	.cfi_adjust_cfa_offset -8\n"
+	"	popq %r15\n	.cfi_adjust_cfa_offset -8\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	"	.size rt_leak_exit_entry, .-rt_leak_exit_entry\n"
+	"	.p2align 4\n"
+	"	.globl _exit\n"
+	"	.type _exit, @function\n"
+	"	.globl _Exit\n"
+	"	.type _Exit, @function\n"
+	"_exit:\n"
+	"_Exit:\n" ENTRY_SAVE
+	"	call rt_leak__exit_at\n"
+	"	ud2\n"
+	"	.cfi_endproc\n"
+	"	.size _exit, .-_exit\n"
+	"	.size _Exit, .-_Exit\n");
+#else
+/* Elsewhere: the registers getcontext saves (the unsaved ones zero) and
+ * the entry's frame address, which leaves this frame to the scan. */
+static void capture(entry_state *self, uintptr_t frame)
+{
+	ucontext_t uc;
+	park_slot me;
+	memset(&uc, 0, sizeof uc);
+	getcontext(&uc);
+	memset(&me, 0, sizeof me);
+	save_regs(&me, &uc);
+	memcpy(self->regs, me.regs, sizeof self->regs);
+	self->sp = frame;
+}
+
+void rt_leak_exit_entry(void *arg)
+{
+	entry_state self;
+	capture(&self, (uintptr_t)__builtin_frame_address(0));
+	rt_leak_exit_at(arg, &self);
+}
+
+static __attribute__((noreturn)) void exit_now(int status)
+{
+	entry_state self;
+	capture(&self, (uintptr_t)__builtin_frame_address(0));
+	rt_leak__exit_at(status, &self);
+}
+
 RT_EXPORT void _exit(int status) { exit_now(status); }
 RT_EXPORT void _Exit(int status) { exit_now(status); }
+#endif

@@ -83,6 +83,15 @@ for what in mismatch double interior wild; do
 done
 [ "$(grep -c MismatchedFree rt.errs 2>/dev/null)" = 0 ] && ok || bad "wild free is no mismatch"
 
+# A block whose only copies are in dead stack, where the check's own
+# frames lie later (below exit's handlers, below _exit's caller): lost.
+compare_leaks "stale stack below exit's handlers" "$P/tp_stale"
+grep -q "^rtrace:    definitely lost: 24 bytes in 1 blocks$" rt.err && ok || bad "stale stack: $(cat rt.err)"
+valgrind --leak-check=full "$P/tp_stale" _exit 2>&1 > /dev/null | sed -nE 's/^==[0-9]+== +definitely lost: //p' > vg.lost
+"$RTRACE" run -o "$TMP" -- "$P/tp_stale" _exit 2>&1 > /dev/null | sed -nE 's/^rtrace: +definitely lost: //p' > rt.lost
+grep -qx "24 bytes in 1 blocks" rt.lost && ok || bad "stale stack below _exit: $(cat rt.lost)"
+check_same "stale stack below _exit: memcheck's verdict" vg.lost rt.lost
+
 # The LEAK SUMMARY on stderr is memcheck's, figure for figure (the
 # program allocates everything here itself, glibc's blocks aside).
 "$RTRACE" run -o "$TMP" -- "$P/tp_leakcheck" direct > /dev/null 2> rt.err
