@@ -8,11 +8,12 @@
  * after the check. A thread that blocks the signal never parks: its stack
  * is then scanned whole and its registers are unknown.
  *
- * /proc/self/maps is read whole into pages of our own and parsed into a
- * sorted table; memory that may have gone is read with process_vm_readv,
- * so an unmapped or truncated page is skipped instead of faulting. */
+ * /proc/self/maps (maps.c) becomes a sorted table of mappings; memory
+ * that may have gone is read with process_vm_readv, so an unmapped or
+ * truncated page is skipped instead of faulting. */
 #define _GNU_SOURCE
 #include "leak_int.h"
+#include "maps.h"
 #include "pages.h"
 
 #include <dirent.h>
@@ -209,86 +210,24 @@ park_slot *rt_leak_parked(unsigned *n)
 
 /* --- the mappings --- */
 
-static uintptr_t hex(const char **p)
+/* The mappings in address order (the kernel's), their paths in the text
+ * (lines NUL-terminated, for the root tests' string compares). */
+bool rt_leak_read_maps(scan *s)
 {
-	uintptr_t v = 0;
-	for (;; (*p)++) {
-		char c = **p;
-		if (c >= '0' && c <= '9')
-			v = v << 4 | (uintptr_t)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			v = v << 4 | (uintptr_t)(c - 'a' + 10);
-		else
-			return v;
-	}
-}
-
-/* /proc/self/maps, whole, into memory of our own. */
-static bool read_maps(scan *s)
-{
-	size_t cap = 1 << 20;
-	s->maps = rt_pages(cap);
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	if (!s->maps || fd < 0)
+	size_t cap, lines = 1;
+	if (!(s->maps = rt_maps_read(&s->maps_len, &cap)))
 		return false;
-	ssize_t r;
-	while ((r = read(fd, s->maps + s->maps_len, cap - 1 - s->maps_len)) > 0) {
-		s->maps_len += (size_t)r;
-		if (cap - 1 - s->maps_len < 4096) {
-			char *m = mremap(s->maps, cap, cap * 2, MREMAP_MAYMOVE);
-			if (m == MAP_FAILED)
-				break;
-			s->maps = m;
-			cap *= 2;
-		}
-	}
-	close(fd);
-	s->maps[s->maps_len] = '\0';
-	return true;
-}
-
-static void parse_vma(scan *s, char *line)
-{
-	const char *p = line;
-	vma v = {0};
-	v.lo = hex(&p);
-	if (*p++ != '-')
-		return;
-	v.hi = hex(&p);
-	if (p[0] != ' ' || !p[1] || !p[2] || !p[3])
-		return;
-	v.r = p[1] == 'r';
-	v.w = p[2] == 'w';
-	v.x = p[3] == 'x';
-	/* offset, dev, inode */
-	for (int f = 0; f < 4 && *p; f++) {
-		while (*p == ' ')
-			p++;
-		while (*p && *p != ' ')
-			p++;
-	}
-	while (*p == ' ')
-		p++;
-	v.file = *p == '/';
-	v.path = *p ? (uint32_t)(p - s->maps) : 0;
-	s->v[s->nv++] = v;
-}
-
-static bool parse_maps(scan *s)
-{
-	size_t lines = 0;
 	for (size_t i = 0; i < s->maps_len; i++)
-		lines += s->maps[i] == '\n';
-	s->v = rt_pages((lines + 1) * sizeof *s->v);
-	if (!s->v)
+		if (s->maps[i] == '\n') {
+			s->maps[i] = '\0';
+			lines++;
+		}
+	if (!(s->v = rt_pages(lines * sizeof *s->v)))
 		return false;
-	for (char *line = s->maps; line < s->maps + s->maps_len;) {
-		char *nl = memchr(line, '\n', (size_t)(s->maps + s->maps_len - line));
-		if (nl)
-			*nl = '\0';
-		parse_vma(s, line);
-		line = nl ? nl + 1 : s->maps + s->maps_len;
-	}
+	rt_maps_line l;
+	for (const char *at = s->maps; rt_maps_next(&at, s->maps + s->maps_len, &l);)
+		s->v[s->nv++] = (vma){l.lo, l.hi, l.r, l.w, l.x, l.path_len && l.path[0] == '/',
+				      l.path_len ? (uint32_t)(l.path - s->maps) : 0};
 	return true;
 }
 
@@ -312,5 +251,3 @@ bool rt_leak_safe_read(void *dst, uintptr_t src, size_t n)
 	struct iovec l = {dst, n}, r = {(void *)src, n};
 	return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == (ssize_t)n;
 }
-
-bool rt_leak_read_maps(scan *s) { return read_maps(s) && parse_maps(s); }

@@ -2,11 +2,13 @@
  * the hot path. */
 #define _GNU_SOURCE
 #include "module.h"
+#include "maps.h"
 
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -170,61 +172,36 @@ static void write_process(void)
 	put_record((uint8_t *)rec, (size_t)(p - (uint8_t *)rec));
 }
 
-static uint64_t parse_hex(const char **s)
+/* One MODULE record for an executable mapping of a file or a named
+ * region ("[vdso]"). */
+static void write_module(const rt_maps_line *l)
 {
-	uint64_t v = 0;
-	for (;; (*s)++) {
-		char c = **s;
-		if (c >= '0' && c <= '9')
-			v = v << 4 | (uint64_t)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			v = v << 4 | (uint64_t)(c - 'a' + 10);
-		else
-			return v;
-	}
-}
-
-/* One MODULE record for an executable mapping line of /proc/self/maps:
- * "start-end perms offset dev inode path". */
-static void write_module(const char *line, const char *end)
-{
-	const char *s = line;
-	uint64_t from = parse_hex(&s);
-	if (*s++ != '-')
-		return;
-	uint64_t to = parse_hex(&s);
-	if (s + 5 > end || s[3] != 'x')
-		return;
-	s += 6;
-	uint64_t off = parse_hex(&s);
-	const char *path = memchr(s, '/', (size_t)(end - s));
-	if (!path && !(path = memchr(s, '[', (size_t)(end - s))))
+	if (!l->x || !l->path_len || (l->path[0] != '/' && l->path[0] != '['))
 		return;
 	uint8_t rec[4200], *p = rec;
-	size_t plen = (size_t)(end - path) > 4096 ? 4096 : (size_t)(end - path);
+	size_t plen = l->path_len > 4096 ? 4096 : l->path_len;
 	*p++ = REC_MODULE;
-	p = rt_put_varint(p, from);
-	p = rt_put_varint(p, to);
-	p = rt_put_varint(p, off);
-	p = rt_put_str(p, path, plen);
+	p = rt_put_varint(p, l->lo);
+	p = rt_put_varint(p, l->hi);
+	p = rt_put_varint(p, l->off);
+	p = rt_put_str(p, l->path, plen);
 	put_record(rec, (size_t)(p - rec));
 }
 
 void rt_write_maps(void)
 {
 	static _Atomic uint64_t generation;
-	static char maps[1 << 20];
-	size_t n = read_file("/proc/self/maps", maps, sizeof maps);
+	size_t n = 0, cap = 0;
+	char *maps = rt_maps_read(&n, &cap);
 	uint8_t rec[16], *p = rec;
 	*p++ = REC_MAPS;
 	p = rt_put_varint(p, atomic_fetch_add(&generation, 1) + 1);
 	put_record(rec, (size_t)(p - rec));
-	for (const char *s = maps, *e; s < maps + n; s = e + 1) {
-		e = memchr(s, '\n', (size_t)(maps + n - s));
-		if (!e)
-			e = maps + n;
-		write_module(s, e);
-	}
+	rt_maps_line l;
+	for (const char *at = maps; maps && rt_maps_next(&at, maps + n, &l);)
+		write_module(&l);
+	if (maps)
+		munmap(maps, cap);
 }
 
 void rt_write_preamble(void)
