@@ -134,12 +134,12 @@ static void (*cxx_freeres)(void);
  * _exit they would flush stdio buffers the program meant to drop. */
 static void run_freeres(void)
 {
-	rt_heap_quiet = 1;
+	RT_STORE(rt_heap_quiet, 1);
 	if (cxx_freeres)
 		cxx_freeres();
 	if (libc_freeres)
 		libc_freeres();
-	rt_heap_quiet = 0;
+	RT_STORE(rt_heap_quiet, 0);
 }
 
 /* libstdc++'s __freeres, if libstdc++ is loaded: looked up in it alone,
@@ -203,7 +203,7 @@ extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
 
 bool rt_leak_defer(void)
 {
-	if (mode == LEAK_CHECK_NO || !rt_active || getpid() != owner)
+	if (mode == LEAK_CHECK_NO || !RT_LOAD(rt_active) || getpid() != owner)
 		return false;
 	libc_freeres = (void (*)(void))dlsym(RTLD_DEFAULT, "__libc_freeres");
 	dl_iterate_phdr(find_cxx_freeres, NULL);
@@ -221,7 +221,7 @@ void rt_leak_fork_child(void)
 /* _exit skips the exit handlers: the check runs here, without freeres. */
 __attribute__((used)) void rt_leak__exit_at(int status, const entry_state *self)
 {
-	if (mode != LEAK_CHECK_NO && rt_active && !rt_t.busy && getpid() == owner &&
+	if (mode != LEAK_CHECK_NO && RT_LOAD(rt_active) && !rt_t.busy && getpid() == owner &&
 	    !atomic_exchange(&ran, 1)) {
 		check_now(false, self);
 		rt_finish();

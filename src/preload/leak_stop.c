@@ -84,7 +84,7 @@ static void on_park_signal(int sig, siginfo_t *si, void *ctx)
 	if (!atomic_load(&stopping))
 		return;
 	if (rt_h.depth > 0) { /* inside an interposer: park when it leaves */
-		rt_h.park = 1;
+		RT_STORE(rt_h.park, 1);
 		return;
 	}
 	park_here(ctx);
@@ -92,7 +92,7 @@ static void on_park_signal(int sig, siginfo_t *si, void *ctx)
 
 void rt_leak_park_pending(void)
 {
-	rt_h.park = 0;
+	RT_STORE(rt_h.park, 0);
 	if (atomic_load(&stopping))
 		syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), park_sig);
 }

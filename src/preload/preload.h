@@ -4,6 +4,7 @@
 #ifndef RT_PRELOAD_H
 #define RT_PRELOAD_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -52,10 +53,14 @@ typedef struct rt_options {
 } rt_options;
 
 extern rt_options rt_opt;
+/* Flags read on every call: relaxed loads and stores (RT_LOAD, RT_STORE),
+ * as nothing else is published through them. */
+#define RT_LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+#define RT_STORE(x, v) atomic_store_explicit(&(x), (v), memory_order_relaxed)
 /* Tracing is on: initialised, not disabled after an error, not paused. */
-extern volatile int rt_active;
+extern _Atomic int rt_active;
 /* The trace cannot be written any more (set once, by rt_disable). */
-extern volatile int rt_stopped;
+extern _Atomic int rt_stopped;
 
 /* Per-thread state. `busy` marks code of the tracer itself, so that the
  * allocations it (or libunwind, or libc inside it) makes are not traced. */
@@ -93,7 +98,9 @@ int rt_fd_hidden_in(unsigned first, unsigned last, int *out);
 int rt_writer_pid(void);
 void rt_writer_lock(void);
 void rt_writer_unlock(void);
-/* Reserves n bytes in this thread's chunk; NULL when tracing stopped. */
+/* Reserves n bytes (at most RT_RESERVE_MAX, a chunk's payload) in this
+ * thread's chunk; NULL when tracing stopped. */
+#define RT_RESERVE_MAX (65536u - 16u)
 uint8_t *rt_reserve(size_t n);
 void rt_commit(uint8_t *end);
 void rt_write_maps(void);

@@ -42,14 +42,21 @@ uint64_t rt_next_index(void)
 __attribute__((noinline)) uint64_t rt_record_call(uint64_t index, int kind, int fn, uint64_t res_id,
 						  uint64_t size, bool with_bt)
 {
-	if (RT_UNLIKELY(!rt_mod_memory.on))
+	if (RT_UNLIKELY(!RT_LOAD(rt_mod_memory.on)))
 		return 0;
 	uint64_t bt = with_bt ? rt_backtrace() : 0;
 	rt_record_call_bt(index, kind, fn, res_id, size, bt);
 	return bt;
 }
 
-bool rt_memory_on(void) { return rt_mod_memory.on; }
+bool rt_memory_on(void) { return RT_LOAD(rt_mod_memory.on); }
+
+/* The longest CALL record, reserved whole before it is written: the type
+ * and kind bytes, and eight varints (index, time delta, function,
+ * resource, id, size, stack, contexts) of at most 10 bytes each. A CALLA
+ * adds its argument count and arguments. */
+#define CALL_VARINT_MAX 10
+#define CALL_MAX (2 + 8 * CALL_VARINT_MAX)
 
 /* The fields every CALL record starts with, up to the resource. */
 static uint8_t *call_head(uint8_t *p, int type, uint64_t index, int kind, unsigned fn)
@@ -77,15 +84,20 @@ static uint8_t *call_tail(uint8_t *p, int kind, unsigned res, uint64_t res_id, u
 
 #define ARG_MAX 1024 /* bytes of an argument's value kept */
 #define ARGS_MAX 8
+#define ARG_NAME_MAX 64
+/* a name and a value, with their lengths (varints of 2 bytes at most) */
+#define CALLA_ARG_MAX (ARG_NAME_MAX + ARG_MAX + 8)
+_Static_assert(CALL_MAX + CALL_VARINT_MAX + ARGS_MAX * CALLA_ARG_MAX <= RT_RESERVE_MAX,
+	       "the longest CALLA record fits in a chunk");
 
 void rt_record_ex(uint64_t index, int kind, unsigned fn, unsigned res, uint64_t res_id,
 		  uint64_t size, uint64_t bt, const rt_arg *args, unsigned nargs)
 {
-	size_t need = 64, len[ARGS_MAX][2];
+	size_t need = CALL_MAX + CALL_VARINT_MAX, len[ARGS_MAX][2];
 	if (nargs > ARGS_MAX)
 		nargs = ARGS_MAX;
 	for (unsigned i = 0; i < nargs; i++) {
-		len[i][0] = strnlen(args[i].name, 64);
+		len[i][0] = strnlen(args[i].name, ARG_NAME_MAX);
 		len[i][1] = args[i].value ? strnlen(args[i].value, ARG_MAX) : 0;
 		need += len[i][0] + len[i][1] + 8;
 	}
@@ -106,9 +118,9 @@ void rt_record_ex(uint64_t index, int kind, unsigned fn, unsigned res, uint64_t 
 
 void rt_record_call_bt(uint64_t index, int kind, int fn, uint64_t res_id, uint64_t size, uint64_t bt)
 {
-	if (RT_UNLIKELY(!rt_mod_memory.on))
+	if (RT_UNLIKELY(!RT_LOAD(rt_mod_memory.on)))
 		return;
-	uint8_t *p = rt_reserve(64);
+	uint8_t *p = rt_reserve(CALL_MAX);
 	if (!p)
 		return;
 	p = call_head(p, REC_CALL, index, kind, (unsigned)fn);
