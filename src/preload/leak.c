@@ -46,6 +46,16 @@ RT_HIDDEN void rt_leak_exit_at(void *arg, const entry_state *self);
 /* _exit's C part */
 RT_HIDDEN __attribute__((noreturn)) void rt_leak__exit_at(int status, const entry_state *self);
 
+/* Where exit's machinery (libc's exit and its loop over the handlers)
+ * builds its frames, recorded by the x86-64 entries below without a frame
+ * of their own (stacks are unchanged): the stack pointer of the
+ * program's call of exit, or where main's frame was and main's return
+ * address (once main returned, libc's call of exit overwrote it). */
+RT_HIDDEN _Atomic uintptr_t rt_leak_exit_sp;
+RT_HIDDEN uintptr_t rt_leak_main_sp, rt_leak_main_ret, rt_leak_program_main;
+RT_HIDDEN void *rt_leak_next_exit, *rt_leak_next_start_main;
+#define EXIT_FRAMES_MAX (64u << 10)
+
 static int mode = LEAK_CHECK_FULL;
 static uintptr_t alloc_base; /* load address of the module malloc is in */
 static pid_t owner;
@@ -61,6 +71,10 @@ void rt_leak_init(int m)
 	owner = getpid();
 	if (real_malloc && dladdr(real_malloc, &di))
 		alloc_base = (uintptr_t)di.dli_fbase;
+	if (!rt_leak_next_exit)
+		rt_leak_next_exit = dlsym(RTLD_NEXT, "exit");
+	if (!rt_leak_next_start_main)
+		rt_leak_next_start_main = dlsym(RTLD_NEXT, "__libc_start_main");
 }
 
 /* --- results --- */
@@ -189,13 +203,34 @@ static void check_now(bool freeres, const entry_state *self)
 	rt_heap_unlock_all();
 }
 
+/* The top of the frames exit's machinery built below the program's last
+ * live frame, up to the handler's caller at sp; sp when unknown (exit
+ * called inside libc, as error() does, or main still live). Memcheck
+ * reads only the words of these frames that they wrote since they were
+ * pushed; the rest holds what earlier calls left below the program's
+ * frame, the tracer's interposers among them (a block's address the
+ * program dropped). The check cannot tell which were written, and takes
+ * none of them: they are libc's exit state, never the program's. */
+static uintptr_t exit_frames_top(uintptr_t sp)
+{
+	uintptr_t top = atomic_exchange(&rt_leak_exit_sp, 0);
+	if (top > sp && top - sp < EXIT_FRAMES_MAX)
+		return top;
+	top = rt_leak_main_sp;
+	if (top > sp && top - sp < EXIT_FRAMES_MAX && ((const uintptr_t *)top)[-1] != rt_leak_main_ret)
+		return top - sizeof(uintptr_t);
+	return sp;
+}
+
 /* Called by exit after every destructor (through rt_leak_exit_entry). */
 __attribute__((used)) void rt_leak_exit_at(void *arg, const entry_state *self)
 {
 	(void)arg;
 	if (atomic_exchange(&ran, 1))
 		return;
-	check_now(true, self);
+	entry_state below = *self;
+	below.sp = exit_frames_top(self->sp);
+	check_now(true, &below);
 	rt_finish();
 }
 
@@ -274,7 +309,43 @@ __asm__(".text\n"
 	"	ud2\n"
 	"	.cfi_endproc\n"
 	"	.size _exit, .-_exit\n"
-	"	.size _Exit, .-_Exit\n");
+	"	.size _Exit, .-_Exit\n"
+	/* the program's exit: its stack pointer, then libc's exit */
+	"	.p2align 4\n"
+	"	.globl exit\n"
+	"	.type exit, @function\n"
+	"exit:\n"
+	"	.cfi_startproc\n"
+	"	endbr64\n"
+	"	leaq 8(%rsp), %rax\n"
+	"	movq %rax, rt_leak_exit_sp(%rip)\n"
+	"	jmp *rt_leak_next_exit(%rip)\n"
+	"	.cfi_endproc\n"
+	"	.size exit, .-exit\n"
+	/* main, called through rt_leak_main_entry, which notes its frame */
+	"	.p2align 4\n"
+	"	.globl __libc_start_main\n"
+	"	.type __libc_start_main, @function\n"
+	"__libc_start_main:\n"
+	"	.cfi_startproc\n"
+	"	endbr64\n"
+	"	movq %rdi, rt_leak_program_main(%rip)\n"
+	"	leaq rt_leak_main_entry(%rip), %rdi\n"
+	"	jmp *rt_leak_next_start_main(%rip)\n"
+	"	.cfi_endproc\n"
+	"	.size __libc_start_main, .-__libc_start_main\n"
+	"	.p2align 4\n"
+	"	.type rt_leak_main_entry, @function\n"
+	"rt_leak_main_entry:\n"
+	"	.cfi_startproc\n"
+	"	endbr64\n"
+	"	movq (%rsp), %rax\n"
+	"	movq %rax, rt_leak_main_ret(%rip)\n"
+	"	leaq 8(%rsp), %rax\n"
+	"	movq %rax, rt_leak_main_sp(%rip)\n"
+	"	jmp *rt_leak_program_main(%rip)\n"
+	"	.cfi_endproc\n"
+	"	.size rt_leak_main_entry, .-rt_leak_main_entry\n");
 #else
 /* Elsewhere: the registers getcontext saves (the unsaved ones zero) and
  * the entry's frame address, which leaves this frame to the scan. */

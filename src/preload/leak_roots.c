@@ -4,7 +4,9 @@
  * mapping), and every other readable and writable mapping except
  * malloc's own heaps, the tracer's memory and devices. Dynamic TLS and
  * the DTV are heap blocks, found through the thread descriptor like any
- * other block.
+ * other block. The exiting thread's stack starts above the tracer's
+ * frames and above the frames of exit's machinery (leak.c), whose
+ * unwritten slots hold what earlier calls left there.
  *
  * What is no root is collected as excluded ranges (glibc's arenas and
  * mmapped chunks, the tracer's writable segments and tables, the dead

@@ -4,7 +4,10 @@
  * runs from the same frame of exit() as the tracer's leak check does
  * later, and fills the stack below it with the block's address: the
  * check must not take its own frames (which lie there, partly unwritten)
- * for the program's. With the argument "_exit", main fills the stack
+ * for the program's, nor the unwritten slots of exit's own frames, which
+ * hold what calls made before left there. With the argument "exit", main
+ * calls exit instead of returning; with "main", main fills the stack
+ * below itself (where exit's frames go) and returns; with "_exit", main fills the stack
  * below itself and calls _exit (the check runs inside it). The address
  * is kept XORed in a global, so that no root holds it. */
 #include <stdint.h>
@@ -37,6 +40,12 @@ int main(int argc, char **argv)
 		spray();
 		_exit(0);
 	}
+	if (argc > 1 && !strcmp(argv[1], "main")) {
+		spray();
+		return 0;
+	}
 	atexit(at_exit);
+	if (argc > 1 && !strcmp(argv[1], "exit"))
+		exit(0);
 	return 0;
 }
