@@ -47,7 +47,9 @@ typedef struct stripe {
 } __attribute__((aligned(64))) stripe;
 
 static stripe stripes[STRIPES];
-volatile int rt_heap_quiet;
+_Atomic int rt_heap_quiet;
+static void (*real_free)(void *);
+static void drain_deferred(void);
 
 int rt_fn_family(int fn)
 {
@@ -78,8 +80,13 @@ static inline uint64_t mix(uintptr_t p)
 
 static inline stripe *stripe_of(uint64_t h) { return &stripes[h & (STRIPES - 1)]; }
 
+/* rt_h.table counts the stripes this thread holds or is taking, for its
+ * signal handlers: set before the lock is tried, cleared after it is
+ * given back (a handler in between only defers needlessly). */
 static inline void st_lock(stripe *s)
 {
+	rt_h.table++;
+	atomic_signal_fence(memory_order_seq_cst);
 	for (unsigned spins = 0; atomic_exchange_explicit(&s->lock, 1, memory_order_acquire);) {
 		while (atomic_load_explicit(&s->lock, memory_order_relaxed)) {
 			if (++spins > 200)
@@ -90,7 +97,42 @@ static inline void st_lock(stripe *s)
 	}
 }
 
-static inline void st_unlock(stripe *s) { atomic_store_explicit(&s->lock, 0, memory_order_release); }
+static inline void st_unlock(stripe *s)
+{
+	atomic_store_explicit(&s->lock, 0, memory_order_release);
+	atomic_signal_fence(memory_order_seq_cst);
+	if (--rt_h.table == 0 && RT_UNLIKELY(rt_h.ndeferred))
+		drain_deferred();
+}
+
+void rt_heap_set_free(void (*fn)(void *)) { real_free = fn; }
+
+bool rt_heap_defer(uintptr_t p)
+{
+	if (rt_h.ndeferred == RT_HEAP_DEFERRED)
+		return false;
+	rt_h.deferred[rt_h.ndeferred] = p;
+	atomic_signal_fence(memory_order_seq_cst);
+	rt_h.ndeferred++;
+	return true;
+}
+
+/* The releases this thread's signal handlers made while it was in the
+ * table, done as a busy thread's release is (the thread was inside the
+ * tracer): out of the table, back to the allocator. Each is taken off the
+ * queue before the table is touched, so a handler that comes meanwhile
+ * queues behind it, and the nested unlock releases that one. */
+static void drain_deferred(void)
+{
+	while (rt_h.ndeferred) {
+		uintptr_t p = rt_h.deferred[rt_h.ndeferred - 1];
+		atomic_signal_fence(memory_order_seq_cst);
+		rt_h.ndeferred--;
+		rt_heap_blk blk;
+		if (rt_heap_remove(p, FN_FREE, 0, false, &blk) != HEAP_INVALID && real_free)
+			real_free((void *)p);
+	}
+}
 
 /* First use of a stripe: its slots and its freed-blocks ring. */
 static bool st_ready(stripe *s)
@@ -292,7 +334,7 @@ void rt_heap_write_error(int kind, uint64_t index, int fn, uintptr_t p, uint64_t
 	uint8_t *q = rt_reserve(2 + 12 * 10 + 3);
 	if (!q)
 		return;
-	*q++ = REC_HEAPERR;
+	*q++ = RT_REC_HEAPERR;
 	*q++ = (uint8_t)kind;
 	q = rt_put_varint(q, index);
 	q = rt_put_varint(q, (uint64_t)fn);

@@ -7,6 +7,7 @@
 #include "preload.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 
 /* Allocator families: a block must go back through its own family. */
 enum rt_family { FAM_NONE = 0, FAM_MALLOC, FAM_NEW, FAM_NEW_ARRAY };
@@ -65,28 +66,66 @@ void rt_heap_atfork_prepare(void);
 void rt_heap_atfork_parent(void);
 void rt_heap_atfork_child(void);
 
-/* Safe points: a thread inside an interposer (the real allocator's locks,
- * the tracer's own) is never stopped by the exit scan; the stop request
- * waits until it leaves. */
+/* Per-thread state of the heap checking, which signal handlers of the
+ * same thread read too.
+ *
+ * Safe points (depth): a thread inside an interposer (the real
+ * allocator's locks, the tracer's own) is never stopped by the exit scan;
+ * the stop request (park) waits until it leaves.
+ *
+ * heap: inside one of the heap interposers (malloc's family, the C++
+ * operators), where glibc may hold its arena lock: a module's call made
+ * by a signal handler then is not traced (reading its stack may allocate).
+ *
+ * table: holding (or taking) a lock of the live-block table. A release by
+ * a signal handler then waits in deferred[] (the lock may be the one its
+ * block needs, and the thread would wait for itself) until the table
+ * operation ends. */
+#define RT_HEAP_DEFERRED 16
 typedef struct rt_heap_tls {
 	int depth;
-	volatile int park;
+	int heap;
+	_Atomic int park;
+	int table;
+	unsigned ndeferred;
+	uintptr_t deferred[RT_HEAP_DEFERRED];
 } rt_heap_tls;
 extern __thread rt_heap_tls rt_h __attribute__((tls_model("initial-exec")));
 void rt_leak_park_pending(void);
 
-static inline __attribute__((always_inline)) void rt_heap_enter(void)
+/* A section that is no safe point (modules' records, dlopen). */
+static inline __attribute__((always_inline)) void rt_heap_pin(void)
 {
 	rt_h.depth++;
 	__asm__ volatile("" ::: "memory");
 }
 
-static inline __attribute__((always_inline)) void rt_heap_leave(void)
+static inline __attribute__((always_inline)) void rt_heap_unpin(void)
 {
 	__asm__ volatile("" ::: "memory");
-	if (--rt_h.depth == 0 && RT_UNLIKELY(rt_h.park))
+	if (--rt_h.depth == 0 && RT_UNLIKELY(atomic_load_explicit(&rt_h.park, memory_order_relaxed)))
 		rt_leak_park_pending();
 }
+
+/* A heap interposer. */
+static inline __attribute__((always_inline)) void rt_heap_enter(void)
+{
+	rt_h.heap++;
+	rt_heap_pin();
+}
+
+static inline __attribute__((always_inline)) void rt_heap_leave(void)
+{
+	rt_h.heap--;
+	rt_heap_unpin();
+}
+
+/* A signal handler's release while its thread is in the table: queued,
+ * released when the table operation ends (false: the queue is full and
+ * the block stays allocated). */
+bool rt_heap_defer(uintptr_t p);
+/* The allocator's free, for the deferred releases. */
+void rt_heap_set_free(void (*real_free)(void *));
 
 /* Takes the caller's caller's stack: called from an interposer, like
  * rt_record_call, so the unwinder skips the same frames. */
@@ -94,7 +133,7 @@ uint64_t rt_heap_bt(void);
 /* Set while glibc and libstdc++ free their own memory at exit: they also
  * free what they allocated for the tracer (dlerror's buffers), which the
  * table never saw. Releases of unknown blocks are then not reported. */
-extern volatile int rt_heap_quiet;
+extern _Atomic int rt_heap_quiet;
 /* Remembers a block a realloc moved away from as freed. */
 void rt_heap_note_freed(const rt_heap_blk *blk, int fn, uint64_t free_bt);
 /* Reports the error rt_heap_remove found (rc) as a HEAPERR record; *blk
@@ -115,9 +154,9 @@ static inline __attribute__((always_inline)) void rt_heap_alloc(int fn, void *p,
 	int err = errno;
 	rt_t.busy = 1;
 	uint64_t index = 0, bt = 0;
-	if (RT_LIKELY(rt_active)) {
+	if (RT_LIKELY(RT_LOAD(rt_active))) {
 		index = rt_next_index();
-		bt = rt_record_call(index, KIND_ALLOC, fn, (uint64_t)(uintptr_t)p, size, true);
+		bt = rt_record_call(index, RT_TF_CALL_ALLOC, fn, (uint64_t)(uintptr_t)p, size, true);
 	}
 	rt_heap_insert((uintptr_t)p, size, fn, bt, index);
 	rt_t.busy = 0;
@@ -133,24 +172,28 @@ static inline __attribute__((always_inline)) void rt_heap_alloc(int fn, void *p,
 static inline __attribute__((always_inline)) bool rt_heap_release(int fn, void *p)
 {
 	rt_heap_blk blk;
+	if (RT_UNLIKELY(rt_h.table)) {
+		rt_heap_defer((uintptr_t)p);
+		return false;
+	}
 	if (rt_t.busy) {
 		rt_heap_remove((uintptr_t)p, fn, 0, false, &blk);
 		return true;
 	}
 	int err = errno;
 	rt_t.busy = 1;
-	bool traced = rt_active;
+	bool traced = RT_LOAD(rt_active);
 	uint64_t index = traced ? rt_next_index() : 0;
 	uint64_t bt = traced && rt_opt.trace_frees ? rt_heap_bt() : 0;
 	int rc = rt_heap_remove((uintptr_t)p, fn, bt, true, &blk);
 	bool pass = true;
-	if (traced && !(RT_UNLIKELY(rc == HEAP_INVALID) && rt_heap_quiet)) {
+	if (traced && !(RT_UNLIKELY(rc == HEAP_INVALID) && RT_LOAD(rt_heap_quiet))) {
 		/* described before the unwinder (which allocates) may reuse p */
 		if (RT_UNLIKELY(rc == HEAP_INVALID))
 			rt_heap_describe((uintptr_t)p, &blk);
 		if (RT_UNLIKELY(rc != HEAP_OK) && !bt)
 			bt = rt_heap_bt();
-		rt_record_call_bt(index, KIND_FREE, fn, (uint64_t)(uintptr_t)p, 0, bt);
+		rt_record_call_bt(index, RT_TF_CALL_FREE, fn, (uint64_t)(uintptr_t)p, 0, bt);
 		if (RT_UNLIKELY(rc != HEAP_OK))
 			rt_heap_error(rc, index, fn, (uintptr_t)p, bt, &blk);
 		pass = rc != HEAP_INVALID;

@@ -43,11 +43,20 @@ static bool is_boot(const void *p)
 	return (const uint8_t *)p >= boot_buf && (const uint8_t *)p < boot_buf + sizeof boot_buf;
 }
 
+/* NULL and ENOMEM, as malloc says it, when the buffer cannot hold n
+ * (checked before rounding, which would wrap a size near SIZE_MAX). */
 static void *boot_alloc(size_t n)
 {
+	if (n > sizeof boot_buf) {
+		errno = ENOMEM;
+		return NULL;
+	}
 	n = (n + 15) & ~(size_t)15;
 	size_t off = atomic_fetch_add(&boot_used, n);
-	return off + n <= sizeof boot_buf ? boot_buf + off : NULL;
+	if (off + n <= sizeof boot_buf)
+		return boot_buf + off;
+	errno = ENOMEM;
+	return NULL;
 }
 
 static const rt_restype memory_types[] = {{"memory", "memory allocation in bytes", false}};
@@ -73,6 +82,7 @@ void rt_memory_init(void)
 	real.valloc = (malloc_fn)dlsym(RTLD_NEXT, "valloc");
 	real.pvalloc = (malloc_fn)dlsym(RTLD_NEXT, "pvalloc");
 	real.free = (free_fn)dlsym(RTLD_NEXT, "free");
+	rt_heap_set_free(real.free);
 }
 
 /* Every interposer runs between rt_heap_enter and rt_heap_leave, so that
@@ -97,8 +107,13 @@ RT_EXPORT void *calloc(size_t n, size_t size)
 {
 	if (RT_UNLIKELY(!real.calloc)) {
 		rt_memory_init();
-		if (!real.calloc)
+		if (!real.calloc) { /* n * size may not wrap, as calloc checks */
+			if (size && n > SIZE_MAX / size) {
+				errno = ENOMEM;
+				return NULL;
+			}
 			return boot_alloc(n * size); /* zeroed: static storage */
+		}
 	}
 	rt_heap_enter();
 	void *p = real.calloc(n, size);
@@ -137,7 +152,7 @@ static inline __attribute__((always_inline)) int realloc_check(int fn, void *old
 {
 	uint64_t index = *indexp;
 	int rc = rt_heap_remove((uintptr_t)old, fn, 0, false, blk);
-	if (rc == HEAP_INVALID && rt_heap_quiet)
+	if (rc == HEAP_INVALID && RT_LOAD(rt_heap_quiet))
 		index = 0; /* glibc's own memory at exit: not reported */
 	if (index && rc == HEAP_INVALID)
 		rt_heap_describe((uintptr_t)old, blk);
@@ -174,11 +189,11 @@ do_realloc(int fn, void *old, size_t n, void *(*call)(void *, size_t, size_t), s
 	rt_heap_enter();
 	int err = errno;
 	rt_t.busy = 1;
-	uint64_t index = rt_active ? rt_next_index() : 0, bt = 0;
+	uint64_t index = RT_LOAD(rt_active) ? rt_next_index() : 0, bt = 0;
 	rt_heap_blk blk;
 	int rc = realloc_check(fn, old, &index, &bt, &blk);
 	rt_t.busy = 0;
-	if (rc == HEAP_INVALID && index && !rt_heap_quiet) {
+	if (rc == HEAP_INVALID && index && !RT_LOAD(rt_heap_quiet)) {
 		rt_heap_leave(); /* reported and dropped, as memcheck does */
 		errno = ENOMEM;
 		return NULL;

@@ -41,15 +41,15 @@ void rt_modules_init(void)
 		list = RT_ENV_MODULES_DEFAULT;
 	rt_mod_memory.res_base = 1;
 	rt_mod_memory.fn_base = 0;
-	rt_mod_memory.on = selected(list, "memory");
-	unsigned res = rt_mod_memory.on ? 2 : 1, fn = FN_COUNT;
+	RT_STORE(rt_mod_memory.on, selected(list, "memory"));
+	unsigned res = RT_LOAD(rt_mod_memory.on) ? 2 : 1, fn = FN_COUNT;
 	for (size_t i = 1; i < NMODULES; i++) {
 		rt_module *m = modules[i];
-		m->on = selected(list, m->name);
-		if (!m->on)
+		RT_STORE(m->on, selected(list, m->name));
+		if (!RT_LOAD(m->on))
 			continue;
 		if (res + m->nres > RT_TF_MAX_RES + 1) {
-			m->on = 0;
+			RT_STORE(m->on, 0);
 			continue;
 		}
 		m->res_base = res;
@@ -94,7 +94,7 @@ static void write_module(const rt_module *m)
 void rt_modules_write_registry(void)
 {
 	for (size_t i = 0; i < NMODULES; i++)
-		if (modules[i]->on)
+		if (RT_LOAD(modules[i]->on))
 			write_module(modules[i]);
 }
 
@@ -119,14 +119,14 @@ void rt_mod_put(uint64_t index, int kind, unsigned fn, unsigned res, uint64_t id
 		uint64_t bt, const rt_arg *args, unsigned nargs)
 {
 	int err = errno;
-	rt_heap_enter();
+	rt_heap_pin();
 	int busy = rt_t.busy;
 	rt_t.busy = 1;
 	if (!index)
 		index = rt_next_index();
 	rt_record_ex(index, kind, fn, res, id, size, bt, args, nargs);
 	rt_t.busy = busy;
-	rt_heap_leave();
+	rt_heap_unpin();
 	errno = err;
 }
 

@@ -20,7 +20,7 @@ typedef struct rt_module {
 	unsigned nres;
 	const char *const *fns; /* function names; an empty or NULL one has no record */
 	unsigned nfns;
-	volatile int on;   /* selected */
+	_Atomic int on;    /* selected */
 	unsigned res_base; /* trace id of res[0] */
 	unsigned fn_base;  /* trace id of fns[0] */
 } rt_module;
@@ -41,10 +41,14 @@ void rt_modules_list(void);
 
 /* A call of module m is recorded: m is on, tracing is active, and the
  * call comes from the program, not from the tracer or from inside another
- * module's interposer (libc's fopen opening its descriptor). */
+ * module's interposer (libc's fopen opening its descriptor), nor from a
+ * signal handler that interrupted a heap interposer (glibc may hold its
+ * arena lock, and reading the stack may allocate: the thread would wait
+ * for itself). */
 static inline bool rt_mod_tracing(const rt_module *m)
 {
-	return RT_UNLIKELY(m->on) && rt_active && !rt_t.busy && !rt_t.inside;
+	return RT_UNLIKELY(RT_LOAD(m->on)) && RT_LOAD(rt_active) && !rt_t.busy && !rt_t.inside &&
+	       !rt_h.heap;
 }
 
 /* The caller's stack, taken from an interposer (always inlined into it,
@@ -52,11 +56,11 @@ static inline bool rt_mod_tracing(const rt_module *m)
 static inline __attribute__((always_inline)) uint64_t rt_mod_bt(void)
 {
 	int err = errno;
-	rt_heap_enter();
+	rt_heap_pin();
 	rt_t.busy = 1;
 	uint64_t bt = rt_heap_bt();
 	rt_t.busy = 0;
-	rt_heap_leave();
+	rt_heap_unpin();
 	errno = err;
 	return bt;
 }

@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 rt_options rt_opt = {.depth = 32, .timestamps = true};
-volatile int rt_active;
-volatile int rt_stopped;
-static volatile int paused;
+_Atomic int rt_active;
+_Atomic int rt_stopped;
+static _Atomic int paused;
 
 void rt_memory_init(void);
 void rt_write_preamble(void);
@@ -93,13 +93,13 @@ static void restore_preload_env(void)
 
 static void update_active(void)
 {
-	rt_active = !paused && !rt_stopped;
+	RT_STORE(rt_active, !RT_LOAD(paused) && !RT_LOAD(rt_stopped));
 }
 
 static void on_toggle(int sig)
 {
 	(void)sig;
-	paused = !paused;
+	RT_STORE(paused, !RT_LOAD(paused));
 	update_active();
 }
 
@@ -149,7 +149,7 @@ __attribute__((constructor(101))) static void rt_init(void)
 	}
 	read_options();
 	restore_preload_env();
-	paused = rt_opt.start_paused;
+	RT_STORE(paused, rt_opt.start_paused);
 	if (rt_opt.toggle_signal > 0) {
 		struct sigaction sa = {.sa_handler = on_toggle, .sa_flags = SA_RESTART};
 		sigemptyset(&sa.sa_mask);
@@ -164,9 +164,9 @@ __attribute__((constructor(101))) static void rt_init(void)
 void rt_finish(void)
 {
 	rt_t.busy = 1;
-	if (rt_active)
+	if (RT_LOAD(rt_active))
 		rt_write_end();
-	rt_active = 0;
+	RT_STORE(rt_active, 0);
 	rt_unwind_report();
 	rt_writer_close();
 }
@@ -188,14 +188,14 @@ RT_EXPORT void *dlopen(const char *file, int mode)
 	static void *(*next)(const char *, int);
 	if (!next)
 		next = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
-	rt_heap_enter(); /* not stopped by the leak check holding ld.so's lock */
+	rt_heap_pin(); /* not stopped by the leak check holding ld.so's lock */
 	void *h = next(file, mode);
-	if (h && rt_active && !rt_t.busy) {
+	if (h && RT_LOAD(rt_active) && !rt_t.busy) {
 		rt_t.busy = 1;
 		rt_write_maps();
 		rt_t.busy = 0;
 	}
-	rt_heap_leave();
+	rt_heap_unpin();
 	return h;
 }
 
@@ -204,7 +204,7 @@ RT_EXPORT int dlclose(void *h)
 	static int (*next)(void *);
 	if (!next)
 		next = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
-	rt_heap_enter();
+	rt_heap_pin();
 	int rc = next(h);
 	if (rc == 0) {
 		int busy = rt_t.busy;
@@ -212,11 +212,11 @@ RT_EXPORT int dlclose(void *h)
 		rt_cfi_invalidate();
 		rt_t.busy = busy;
 	}
-	if (rc == 0 && rt_active && !rt_t.busy) {
+	if (rc == 0 && RT_LOAD(rt_active) && !rt_t.busy) {
 		rt_t.busy = 1;
 		rt_write_maps();
 		rt_t.busy = 0;
 	}
-	rt_heap_leave();
+	rt_heap_unpin();
 	return rc;
 }

@@ -7,6 +7,7 @@
 
 #include "format/trace_format.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,15 +17,6 @@
 #define RT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 struct rt_arg;
-
-/* The names heap.h, heap.c and leak.c still use for format/trace_format.h's
- * constants; they go once those files say RT_REC_* and RT_TF_CALL_*. */
-#define REC_MESSAGE RT_REC_MESSAGE
-#define REC_LEAK RT_REC_LEAK
-#define REC_LEAKSUM RT_REC_LEAKSUM
-#define REC_HEAPERR RT_REC_HEAPERR
-#define KIND_ALLOC RT_TF_CALL_ALLOC
-#define KIND_FREE RT_TF_CALL_FREE
 
 /* Function ids of the memory module (FUNCTION records). */
 enum rt_fn {
@@ -54,10 +46,14 @@ typedef struct rt_options {
 } rt_options;
 
 extern rt_options rt_opt;
+/* Flags read on every call: relaxed loads and stores (RT_LOAD, RT_STORE),
+ * as nothing else is published through them. */
+#define RT_LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+#define RT_STORE(x, v) atomic_store_explicit(&(x), (v), memory_order_relaxed)
 /* Tracing is on: initialised, not disabled after an error, not paused. */
-extern volatile int rt_active;
+extern _Atomic int rt_active;
 /* The trace cannot be written any more (set once, by rt_disable). */
-extern volatile int rt_stopped;
+extern _Atomic int rt_stopped;
 
 /* Per-thread state. `busy` marks code of the tracer itself, so that the
  * allocations it (or libunwind, or libc inside it) makes are not traced. */
@@ -95,7 +91,9 @@ int rt_fd_hidden_in(unsigned first, unsigned last, int *out);
 int rt_writer_pid(void);
 void rt_writer_lock(void);
 void rt_writer_unlock(void);
-/* Reserves n bytes in this thread's chunk; NULL when tracing stopped. */
+/* Reserves n bytes (at most RT_RESERVE_MAX, a chunk's payload) in this
+ * thread's chunk; NULL when tracing stopped. */
+#define RT_RESERVE_MAX (65536u - 16u)
 uint8_t *rt_reserve(size_t n);
 void rt_commit(uint8_t *end);
 void rt_write_maps(void);

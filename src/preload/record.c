@@ -2,11 +2,13 @@
  * the hot path. */
 #define _GNU_SOURCE
 #include "module.h"
+#include "maps.h"
 
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,14 +42,21 @@ uint64_t rt_next_index(void)
 __attribute__((noinline)) uint64_t rt_record_call(uint64_t index, int kind, int fn, uint64_t res_id,
 						  uint64_t size, bool with_bt)
 {
-	if (RT_UNLIKELY(!rt_mod_memory.on))
+	if (RT_UNLIKELY(!RT_LOAD(rt_mod_memory.on)))
 		return 0;
 	uint64_t bt = with_bt ? rt_backtrace() : 0;
 	rt_record_call_bt(index, kind, fn, res_id, size, bt);
 	return bt;
 }
 
-bool rt_memory_on(void) { return rt_mod_memory.on; }
+bool rt_memory_on(void) { return RT_LOAD(rt_mod_memory.on); }
+
+/* The longest CALL record, reserved whole before it is written: the type
+ * and kind bytes, and eight varints (index, time delta, function,
+ * resource, id, size, stack, contexts) of at most 10 bytes each. A CALLA
+ * adds its argument count and arguments. */
+#define CALL_VARINT_MAX 10
+#define CALL_MAX (2 + 8 * CALL_VARINT_MAX)
 
 /* The fields every CALL record starts with, up to the resource. */
 static uint8_t *call_head(uint8_t *p, int type, uint64_t index, int kind, unsigned fn)
@@ -76,15 +85,20 @@ static uint8_t *call_tail(uint8_t *p, int kind, unsigned res, uint64_t res_id, u
 #define ARG_MAX 1024 /* bytes of an argument's value kept */
 #define ARGS_MAX 8
 _Static_assert(ARGS_MAX <= RT_TF_MAX_ARGS, "a CALLA record's arguments");
+#define ARG_NAME_MAX 64
+/* a name and a value, with their lengths (varints of 2 bytes at most) */
+#define CALLA_ARG_MAX (ARG_NAME_MAX + ARG_MAX + 8)
+_Static_assert(CALL_MAX + CALL_VARINT_MAX + ARGS_MAX * CALLA_ARG_MAX <= RT_RESERVE_MAX,
+	       "the longest CALLA record fits in a chunk");
 
 void rt_record_ex(uint64_t index, int kind, unsigned fn, unsigned res, uint64_t res_id,
 		  uint64_t size, uint64_t bt, const rt_arg *args, unsigned nargs)
 {
-	size_t need = 64, len[ARGS_MAX][2];
+	size_t need = CALL_MAX + CALL_VARINT_MAX, len[ARGS_MAX][2];
 	if (nargs > ARGS_MAX)
 		nargs = ARGS_MAX;
 	for (unsigned i = 0; i < nargs; i++) {
-		len[i][0] = strnlen(args[i].name, 64);
+		len[i][0] = strnlen(args[i].name, ARG_NAME_MAX);
 		len[i][1] = args[i].value ? strnlen(args[i].value, ARG_MAX) : 0;
 		need += len[i][0] + len[i][1] + 8;
 	}
@@ -105,9 +119,9 @@ void rt_record_ex(uint64_t index, int kind, unsigned fn, unsigned res, uint64_t 
 
 void rt_record_call_bt(uint64_t index, int kind, int fn, uint64_t res_id, uint64_t size, uint64_t bt)
 {
-	if (RT_UNLIKELY(!rt_mod_memory.on))
+	if (RT_UNLIKELY(!RT_LOAD(rt_mod_memory.on)))
 		return;
-	uint8_t *p = rt_reserve(64);
+	uint8_t *p = rt_reserve(CALL_MAX);
 	if (!p)
 		return;
 	p = call_head(p, RT_REC_CALL, index, kind, (unsigned)fn);
@@ -172,61 +186,36 @@ static void write_process(void)
 	put_record((uint8_t *)rec, (size_t)(p - (uint8_t *)rec));
 }
 
-static uint64_t parse_hex(const char **s)
+/* One MODULE record for an executable mapping of a file or a named
+ * region ("[vdso]"). */
+static void write_module(const rt_maps_line *l)
 {
-	uint64_t v = 0;
-	for (;; (*s)++) {
-		char c = **s;
-		if (c >= '0' && c <= '9')
-			v = v << 4 | (uint64_t)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			v = v << 4 | (uint64_t)(c - 'a' + 10);
-		else
-			return v;
-	}
-}
-
-/* One MODULE record for an executable mapping line of /proc/self/maps:
- * "start-end perms offset dev inode path". */
-static void write_module(const char *line, const char *end)
-{
-	const char *s = line;
-	uint64_t from = parse_hex(&s);
-	if (*s++ != '-')
-		return;
-	uint64_t to = parse_hex(&s);
-	if (s + 5 > end || s[3] != 'x')
-		return;
-	s += 6;
-	uint64_t off = parse_hex(&s);
-	const char *path = memchr(s, '/', (size_t)(end - s));
-	if (!path && !(path = memchr(s, '[', (size_t)(end - s))))
+	if (!l->x || !l->path_len || (l->path[0] != '/' && l->path[0] != '['))
 		return;
 	uint8_t rec[4200], *p = rec;
-	size_t plen = (size_t)(end - path) > 4096 ? 4096 : (size_t)(end - path);
+	size_t plen = l->path_len > 4096 ? 4096 : l->path_len;
 	*p++ = RT_REC_MODULE;
-	p = rt_put_varint(p, from);
-	p = rt_put_varint(p, to);
-	p = rt_put_varint(p, off);
-	p = rt_put_str(p, path, plen);
+	p = rt_put_varint(p, l->lo);
+	p = rt_put_varint(p, l->hi);
+	p = rt_put_varint(p, l->off);
+	p = rt_put_str(p, l->path, plen);
 	put_record(rec, (size_t)(p - rec));
 }
 
 void rt_write_maps(void)
 {
 	static _Atomic uint64_t generation;
-	static char maps[1 << 20];
-	size_t n = read_file("/proc/self/maps", maps, sizeof maps);
+	size_t n = 0, cap = 0;
+	char *maps = rt_maps_read(&n, &cap);
 	uint8_t rec[16], *p = rec;
 	*p++ = RT_REC_MAPS;
 	p = rt_put_varint(p, atomic_fetch_add(&generation, 1) + 1);
 	put_record(rec, (size_t)(p - rec));
-	for (const char *s = maps, *e; s < maps + n; s = e + 1) {
-		e = memchr(s, '\n', (size_t)(maps + n - s));
-		if (!e)
-			e = maps + n;
-		write_module(s, e);
-	}
+	rt_maps_line l;
+	for (const char *at = maps; maps && rt_maps_next(&at, maps + n, &l);)
+		write_module(&l);
+	if (maps)
+		munmap(maps, cap);
 }
 
 void rt_write_preamble(void)

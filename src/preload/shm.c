@@ -170,7 +170,7 @@ RT_EXPORT int shm_open(const char *name, int oflag, mode_t mode)
 	rt_t.inside--;
 	if (fd >= 0 && (rt_mod_tracing(&rt_mod_shm) || rt_fd_tracing())) {
 		uint64_t bt = rt_mod_bt();
-		if (rt_mod_shm.on)
+		if (RT_LOAD(rt_mod_shm.on))
 			object_opened(fd, name, oflag, mode, bt);
 		else
 			rt_fd_shm_open(fd, name, oflag, bt);

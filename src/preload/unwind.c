@@ -46,13 +46,16 @@ static void cache_free(void *arg)
 	rt_btcache *c = arg;
 	if (!c)
 		return;
+	/* detached first: a signal handler of this thread that records a
+	 * call meanwhile must not use the cache being unmapped */
+	if (rt_t.bts == c)
+		rt_t.bts = NULL;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (c->slots)
 		munmap(c->slots, c->nslots * sizeof(slot));
 	if (c->ips)
 		munmap(c->ips, c->cips * sizeof(uintptr_t));
 	munmap(c, sizeof *c);
-	if (rt_t.bts == c)
-		rt_t.bts = NULL;
 }
 
 static void make_key(void)

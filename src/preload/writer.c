@@ -26,6 +26,7 @@ _Static_assert(HDR_SIZE >= RT_TF_FILE_HEADER && HDR_SIZE <= RT_TF_MAX_HEADER, "h
 _Static_assert(CHUNK_SIZE >= RT_TF_MIN_CHUNK && CHUNK_SIZE <= RT_TF_MAX_CHUNK, "chunk size");
 /* the headers and the records' integers are stored as native integers */
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the format is little endian");
+_Static_assert(RT_RESERVE_MAX == CHUNK_SIZE - CHUNK_HDR, "rt_reserve's bound is a chunk's payload");
 #define SEG_SIZE (8u << 20)
 #define CHUNKS_PER_SEG (SEG_SIZE / CHUNK_SIZE)
 #define MAX_SEGS 65536u /* 512 GiB of trace */
@@ -65,8 +66,8 @@ const char *rt_trace_path(void) { return trace_path; }
 
 void rt_disable(const char *why, int err)
 {
-	rt_stopped = 1;
-	rt_active = 0;
+	RT_STORE(rt_stopped, 1);
+	RT_STORE(rt_active, 0);
 	if (atomic_exchange(&disabled_once, 1))
 		return;
 	char msg[512];
@@ -252,7 +253,7 @@ static uint8_t *chunk_new(void)
 	uint64_t i = atomic_fetch_add(&next_chunk, 1);
 	if (i >= atomic_load_explicit(&ready_chunks, memory_order_acquire)) {
 		pthread_mutex_lock(&grow_lock);
-		while (!rt_stopped && i >= atomic_load(&ready_chunks))
+		while (!RT_LOAD(rt_stopped) && i >= atomic_load(&ready_chunks))
 			if (grow())
 				break;
 		pthread_mutex_unlock(&grow_lock);
@@ -442,5 +443,5 @@ void rt_writer_fork_child(void)
 	atomic_store(&ready_chunks, 0);
 	atomic_fetch_add(&writer_gen, 1);
 	atomic_store(&disabled_once, 0);
-	rt_stopped = 0;
+	RT_STORE(rt_stopped, 0);
 }

@@ -83,6 +83,20 @@ for what in mismatch double interior wild; do
 done
 [ "$(grep -c MismatchedFree rt.errs 2>/dev/null)" = 0 ] && ok || bad "wild free is no mismatch"
 
+# A block whose only copies are in dead stack, where the check's own
+# frames or exit's lie later (below exit's handlers, below main's frame,
+# below _exit's caller): lost.
+compare_leaks "stale stack below exit's handlers" "$P/tp_stale"
+grep -q "^rtrace:    definitely lost: 24 bytes in 1 blocks$" rt.err && ok || bad "stale stack: $(cat rt.err)"
+compare_leaks "stale stack below exit's handlers, exit called" "$P/tp_stale" exit
+grep -q "^rtrace:    definitely lost: 24 bytes in 1 blocks$" rt.err && ok || bad "stale stack, exit: $(cat rt.err)"
+compare_leaks "stale stack below main's frame" "$P/tp_stale" main
+grep -q "^rtrace:    definitely lost: 24 bytes in 1 blocks$" rt.err && ok || bad "stale stack below main: $(cat rt.err)"
+valgrind --leak-check=full "$P/tp_stale" _exit 2>&1 > /dev/null | sed -nE 's/^==[0-9]+== +definitely lost: //p' > vg.lost
+"$RTRACE" run -o "$TMP" -- "$P/tp_stale" _exit 2>&1 > /dev/null | sed -nE 's/^rtrace: +definitely lost: //p' > rt.lost
+grep -qx "24 bytes in 1 blocks" rt.lost && ok || bad "stale stack below _exit: $(cat rt.lost)"
+check_same "stale stack below _exit: memcheck's verdict" vg.lost rt.lost
+
 # The LEAK SUMMARY on stderr is memcheck's, figure for figure (the
 # program allocates everything here itself, glibc's blocks aside).
 "$RTRACE" run -o "$TMP" -- "$P/tp_leakcheck" direct > /dev/null 2> rt.err

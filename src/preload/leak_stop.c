@@ -1,0 +1,253 @@
+/* Stopping the other threads for the leak check, and the mappings it
+ * scans.
+ *
+ * Every other thread is stopped at a safe point: a real-time signal the
+ * program does not use parks it (a thread inside an interposer, which may
+ * hold the real allocator's locks or the tracer's, parks when it leaves
+ * it), with its registers; it is never resumed, since the process ends
+ * after the check. A thread that blocks the signal never parks: its stack
+ * is then scanned whole and its registers are unknown.
+ *
+ * /proc/self/maps (maps.c) becomes a sorted table of mappings; memory
+ * that may have gone is read with process_vm_readv, so an unmapped or
+ * truncated page is skipped instead of faulting. */
+#define _GNU_SOURCE
+#include "leak_int.h"
+#include "maps.h"
+#include "pages.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define STOP_WAIT_NS 2000000000ll
+
+static int park_sig;
+static _Atomic int stopping;
+static park_slot *parked;
+static _Atomic unsigned nparked;
+static int park_forever;
+
+uint64_t rt_leak_now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* --- stopping the other threads --- */
+
+void rt_leak_save_regs(park_slot *s, const ucontext_t *uc)
+{
+#if defined(__x86_64__)
+	for (int i = 0; i < NREGS; i++)
+		s->regs[i] = (uintptr_t)uc->uc_mcontext.gregs[i];
+	s->sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+	for (int i = 0; i < 31; i++)
+		s->regs[i] = (uintptr_t)uc->uc_mcontext.regs[i];
+	s->regs[31] = s->sp = (uintptr_t)uc->uc_mcontext.sp;
+#else
+	(void)uc;
+	s->sp = 0;
+#endif
+}
+
+/* A stopped thread records its registers and waits for the process to
+ * end (it is never resumed: everything left of exit is the exiting
+ * thread's). */
+static void park_here(const ucontext_t *uc)
+{
+	unsigned k = atomic_fetch_add(&nparked, 1);
+	if (k < MAX_PARKED) {
+		park_slot *s = &parked[k];
+		s->tid = (int)syscall(SYS_gettid);
+		rt_leak_save_regs(s, uc);
+		atomic_store_explicit(&s->ready, 1, memory_order_release);
+	}
+	for (;;)
+		syscall(SYS_futex, &park_forever, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+}
+
+static void on_park_signal(int sig, siginfo_t *si, void *ctx)
+{
+	(void)sig;
+	(void)si;
+	if (!atomic_load(&stopping))
+		return;
+	if (rt_h.depth > 0) { /* inside an interposer: park when it leaves */
+		RT_STORE(rt_h.park, 1);
+		return;
+	}
+	park_here(ctx);
+}
+
+void rt_leak_park_pending(void)
+{
+	RT_STORE(rt_h.park, 0);
+	if (atomic_load(&stopping))
+		syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), park_sig);
+}
+
+/* A real-time signal the program does not use. */
+static int pick_signal(void)
+{
+	for (int sig = SIGRTMAX; sig >= SIGRTMIN; sig--) {
+		struct sigaction old;
+		if (sigaction(sig, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+		    old.sa_handler == SIG_DFL) {
+			struct sigaction sa = {.sa_sigaction = on_park_signal,
+					       .sa_flags = SA_SIGINFO | SA_RESTART};
+			sigfillset(&sa.sa_mask);
+			if (sigaction(sig, &sa, NULL) == 0)
+				return sig;
+		}
+	}
+	return 0;
+}
+
+static bool is_parked(int tid)
+{
+	unsigned n = atomic_load(&nparked);
+	for (unsigned i = 0; i < n && i < MAX_PARKED; i++)
+		if (atomic_load_explicit(&parked[i].ready, memory_order_acquire) && parked[i].tid == tid)
+			return true;
+	return false;
+}
+
+/* Thread ids of the process (raw getdents64: opendir would allocate). */
+static size_t list_tasks(int *tids, size_t cap)
+{
+	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	size_t n = 0;
+	char buf[4096];
+	long got;
+	while ((got = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
+		for (long off = 0; off < got;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			off += d->d_reclen;
+			int tid = 0;
+			for (const char *c = d->d_name; *c >= '0' && *c <= '9'; c++)
+				tid = tid * 10 + (*c - '0');
+			if (tid > 0 && n < cap)
+				tids[n++] = tid;
+		}
+	}
+	close(fd);
+	return n;
+}
+
+static bool contains(const int *a, size_t n, int v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i] == v)
+			return true;
+	return false;
+}
+
+/* Waits until every signalled thread parked or ended, or the time is up
+ * (a thread that blocks the signal never parks; its stack is then
+ * scanned whole and its registers are unknown). */
+static void wait_parked(const int *sent, size_t nsent, uint64_t deadline_us)
+{
+	pid_t pid = getpid();
+	while (rt_leak_now_us() < deadline_us) {
+		bool all = true;
+		for (size_t i = 0; i < nsent && all; i++)
+			if (!is_parked(sent[i]) && syscall(SYS_tgkill, pid, sent[i], 0) == 0)
+				all = false;
+		if (all)
+			return;
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+bool rt_leak_stop_threads(void)
+{
+	static int sent[MAX_PARKED], now[MAX_PARKED];
+	parked = rt_pages(MAX_PARKED * sizeof *parked);
+	if (!parked || !(park_sig = pick_signal()))
+		return false;
+	atomic_store(&stopping, 1);
+	pid_t pid = getpid(), self = (pid_t)syscall(SYS_gettid);
+	size_t nsent = 0;
+	uint64_t deadline = rt_leak_now_us() + STOP_WAIT_NS / 1000;
+	/* threads may start threads until they are stopped: look again */
+	for (int round = 0; round < 8; round++) {
+		size_t n = list_tasks(now, MAX_PARKED), added = 0;
+		for (size_t i = 0; i < n && nsent < MAX_PARKED; i++) {
+			if (now[i] == self || contains(sent, nsent, now[i]))
+				continue;
+			if (syscall(SYS_tgkill, pid, now[i], park_sig) == 0) {
+				sent[nsent++] = now[i];
+				added++;
+			}
+		}
+		if (!added)
+			break;
+		wait_parked(sent, nsent, deadline);
+	}
+	return true;
+}
+
+park_slot *rt_leak_parked(unsigned *n)
+{
+	unsigned k = atomic_load(&nparked);
+	*n = parked ? (k < MAX_PARKED ? k : MAX_PARKED) : 0;
+	return parked;
+}
+
+/* --- the mappings --- */
+
+/* The mappings in address order (the kernel's), their paths in the text
+ * (lines NUL-terminated, for the root tests' string compares). */
+bool rt_leak_read_maps(scan *s)
+{
+	size_t cap, lines = 1;
+	if (!(s->maps = rt_maps_read(&s->maps_len, &cap)))
+		return false;
+	for (size_t i = 0; i < s->maps_len; i++)
+		if (s->maps[i] == '\n') {
+			s->maps[i] = '\0';
+			lines++;
+		}
+	if (!(s->v = rt_pages(lines * sizeof *s->v)))
+		return false;
+	rt_maps_line l;
+	for (const char *at = s->maps; rt_maps_next(&at, s->maps + s->maps_len, &l);)
+		s->v[s->nv++] = (vma){l.lo, l.hi, l.r, l.w, l.x, l.path_len && l.path[0] == '/',
+				      l.path_len ? (uint32_t)(l.path - s->maps) : 0};
+	return true;
+}
+
+const vma *rt_leak_vma_of(const scan *s, uintptr_t a)
+{
+	size_t l = 0, r = s->nv;
+	while (l < r) {
+		size_t m = (l + r) / 2;
+		if (s->v[m].hi <= a)
+			l = m + 1;
+		else
+			r = m;
+	}
+	return l < s->nv && s->v[l].lo <= a ? &s->v[l] : NULL;
+}
+
+const char *rt_leak_path_of(const scan *s, const vma *v) { return v->path ? s->maps + v->path : ""; }
+
+bool rt_leak_safe_read(void *dst, uintptr_t src, size_t n)
+{
+	struct iovec l = {dst, n}, r = {(void *)src, n};
+	return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == (ssize_t)n;
+}
