@@ -8,7 +8,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <gelf.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,18 +18,6 @@
 
 #define PAGE 4096u
 #define PADDING 64u /* most a function's end is aligned to */ /* of the traced machine when its map gives no file offset */
-
-void rt_resolve_warn(rt_resolver *r, const char *fmt, ...)
-{
-	if (!r->o.warn)
-		return;
-	char buf[2048];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	r->o.warn(r->o.ctx, buf);
-}
 
 /* The running kernel's vDSO stands for the traced one only when the trace
  * was taken here (no --root), on this architecture, and its [vdso]
