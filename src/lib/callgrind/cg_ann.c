@@ -1,9 +1,9 @@
 /* The parts of callgrind_annotate's report that both its halves use
  * (cg_annotate.c: header, totals, functions and trees; cg_annotate_src.c:
- * annotated sources): cost arrays and their columns, Perl's arithmetic
- * for percentages, the printing of counts and names, the per-line table's
- * lookup. They are a file of their own so that the two halves call down
- * into it and never each other in a loop (tests/cli/layout.sh). */
+ * annotated sources): cost arrays and their columns, the printing of
+ * counts, percentages and names, the per-line table's lookup. They are
+ * a file of their own so that the two halves call down into it and never
+ * each other in a loop (tests/cli/layout.sh). */
 #include "callgrind/cg_ann.h"
 
 #include <inttypes.h>
@@ -45,28 +45,6 @@ int cg_ann_cmp_cc(const cg_ann *a, const cg_ann_cc *x, const cg_ann_cc *y)
 			return vx > vy ? -1 : 1;
 	}
 	return 0;
-}
-
-/* --- Perl arithmetic --- */
-
-/* Perl's ($x * 100) / $den (den > 0): an integer product when it fits
- * 64 bits, a double otherwise; the quotient is exact when it divides. */
-double cg_ann_perl_pct(__int128 x, uint64_t den)
-{
-	__int128 m = x * 100;
-	if (m < INT64_MIN || m > (__int128)UINT64_MAX)
-		return ((double)x * 100.0) / (double)den;
-	if (m % (__int128)den == 0)
-		return (double)(m / (__int128)den);
-	return (double)m / (double)den;
-}
-
-double cg_ann_perl_times100(__int128 x)
-{
-	__int128 m = x * 100;
-	if (m < INT64_MIN || m > (__int128)UINT64_MAX)
-		return (double)x * 100.0;
-	return (double)m;
 }
 
 /* --- printing --- */
@@ -211,21 +189,9 @@ void cg_ann_name_print(cg_ann *a, uint32_t name)
 		rt_out_mem(&a->out, u.p[i], u.n[i]);
 }
 
-typedef struct line_key {
-	const cg_ann *a;
-	uint32_t file;
-	uint64_t line;
-} line_key;
-
-static bool line_eq(const void *ctx, uint32_t i)
-{
-	const line_key *k = ctx;
-	return k->a->lines[i].line == k->line && k->a->lines[i].file == k->file;
-}
-
 const cg_ann_line *cg_ann_line_find(const cg_ann *a, uint32_t file, uint64_t line)
 {
-	line_key k = {a, file, line};
-	uint32_t i = cg_index_find(&a->line_ix, cg_hash(file, line, 11), line_eq, &k);
+	cg_ann_line_key k = {a, file, line};
+	uint32_t i = cg_index_find(&a->line_ix, cg_hash(file, line, 11), cg_ann_line_eq, &k);
 	return i == CG_NONE ? NULL : &a->lines[i];
 }

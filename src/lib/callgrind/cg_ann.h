@@ -92,12 +92,44 @@ typedef struct cg_ann {
 	bool calculated;
 } cg_ann;
 
+/* Perl's arithmetic for the percentages and thresholds callgrind_annotate
+ * prints (inlined into the printing loops): ($x * 100) / $den (den > 0) is
+ * an integer product when it fits 64 bits, a double otherwise; the
+ * quotient is exact when it divides. */
+static inline double cg_ann_perl_pct(__int128 x, uint64_t den)
+{
+	__int128 m = x * 100;
+	if (m < INT64_MIN || m > (__int128)UINT64_MAX)
+		return ((double)x * 100.0) / (double)den;
+	if (m % (__int128)den == 0)
+		return (double)(m / (__int128)den);
+	return (double)m / (double)den;
+}
+
+static inline double cg_ann_perl_times100(__int128 x)
+{
+	__int128 m = x * 100;
+	if (m < INT64_MIN || m > (__int128)UINT64_MAX)
+		return (double)x * 100.0;
+	return (double)m;
+}
+
+/* The per-line table's key and match, for its lookup (cg_ann.c) and its
+ * find-or-add (cg_annotate.c), both inlined into their loops. */
+typedef struct cg_ann_line_key {
+	const cg_ann *a;
+	uint32_t file;
+	uint64_t line;
+} cg_ann_line_key;
+
+static inline bool cg_ann_line_eq(const void *ctx, uint32_t i)
+{
+	const cg_ann_line_key *k = ctx;
+	return k->a->lines[i].line == k->line && k->a->lines[i].file == k->file;
+}
+
 /* cg_ann.c */
 const cg_ann_line *cg_ann_line_find(const cg_ann *a, uint32_t file, uint64_t line);
-/* Perl's ($x * 100) / $den and $x * 100, with Perl's integer and double
- * arithmetic (the percentages and thresholds callgrind_annotate prints). */
-double cg_ann_perl_pct(__int128 x, uint64_t den);
-double cg_ann_perl_times100(__int128 x);
 /* The event name of column c. */
 const char *cg_ann_col_name(const cg_ann *a, uint32_t c);
 /* Value of column c of cc; *def: whether it is defined. */

@@ -103,17 +103,13 @@ static bool name_eq(const void *ctx, uint32_t i)
 static uint32_t name_get(cg_ann *a, uint32_t file, uint32_t fn)
 {
 	name_key k = {a, file, fn};
-	uint32_t h = cg_hash(file, fn, 7);
-	uint32_t i = cg_index_find(&a->name_ix, h, name_eq, &k);
-	if (i != CG_NONE)
-		return i;
 	cg_ann_name n = {0};
 	n.file = file;
 	n.fn = fn;
 	n.callers = n.callees = CG_NONE;
-	RT_PUSH(a->names, a->nnames, a->cnames, n);
-	cg_index_add(&a->name_ix, h, (uint32_t)a->nnames - 1);
-	return (uint32_t)a->nnames - 1;
+	bool added;
+	return cg_index_intern(&a->name_ix, cg_hash(file, fn, 7), name_eq, &k, (void **)&a->names,
+			       &a->nnames, &a->cnames, sizeof n, &n, &added);
 }
 
 /* Display names of the model's files: with the current directory
@@ -137,13 +133,12 @@ static void map_files(cg_ann *a)
 
 static cg_ann_line *line_get(cg_ann *a, uint32_t file, uint64_t line)
 {
-	const cg_ann_line *found = cg_ann_line_find(a, file, line);
-	if (found)
-		return &a->lines[found - a->lines];
+	cg_ann_line_key k = {a, file, line};
 	cg_ann_line l = {file, line, {NULL, 0}, CG_NONE, CG_NONE, false};
-	RT_PUSH(a->lines, a->nlines, a->clines, l);
-	cg_index_add(&a->line_ix, cg_hash(file, line, 11), (uint32_t)a->nlines - 1);
-	return &a->lines[a->nlines - 1];
+	bool added;
+	uint32_t i = cg_index_intern(&a->line_ix, cg_hash(file, line, 11), cg_ann_line_eq, &k,
+				     (void **)&a->lines, &a->nlines, &a->clines, sizeof l, &l, &added);
+	return &a->lines[i];
 }
 
 /* Self costs per function name and per source line; the object of the
@@ -202,15 +197,13 @@ static bool pline_eq(const void *ctx, uint32_t i)
 static uint32_t pair_get(cg_ann *a, uint32_t caller, uint32_t callee)
 {
 	pair_key k = {a, caller, callee, 0};
-	uint32_t h = cg_hash(caller, callee, 13);
-	uint32_t i = cg_index_find(&a->pair_ix, h, pair_eq, &k);
-	if (i != CG_NONE)
-		return i;
-	cg_ann_pair pr = {caller, callee, a->names[callee].callers, a->names[caller].callees, {NULL, 0}, 0};
-	RT_PUSH(a->pairs, a->npairs, a->cpairs, pr);
-	i = (uint32_t)a->npairs - 1;
-	a->names[callee].callers = a->names[caller].callees = i;
-	cg_index_add(&a->pair_ix, h, i);
+	cg_ann_pair pr = {caller, callee, a->names[callee].callers, a->names[caller].callees,
+			  {NULL, 0}, 0};
+	bool added;
+	uint32_t i = cg_index_intern(&a->pair_ix, cg_hash(caller, callee, 13), pair_eq, &k,
+				     (void **)&a->pairs, &a->npairs, &a->cpairs, sizeof pr, &pr, &added);
+	if (added)
+		a->names[callee].callers = a->names[caller].callees = i;
 	return i;
 }
 
@@ -218,18 +211,16 @@ static cg_ann_pline *pline_get(cg_ann *a, uint32_t pair, uint64_t line, cg_ann_l
 {
 	const cg_ann_pair *pr = &a->pairs[pair];
 	pair_key k = {a, pr->caller, pr->callee, line};
-	uint32_t h = cg_hash(pr->caller, pr->callee, line);
-	uint32_t i = cg_index_find(&a->pline_ix, h, pline_eq, &k);
-	if (i != CG_NONE)
-		return &a->plines[i];
 	cg_ann_pline l = {pr->caller, pr->callee, pair, CG_NONE, line, {NULL, 0}, 0};
-	if (at->func == pr->caller) {
-		l.next = at->plines;
-		at->plines = (uint32_t)a->nplines;
+	bool added;
+	uint32_t i = cg_index_intern(&a->pline_ix, cg_hash(pr->caller, pr->callee, line), pline_eq,
+				     &k, (void **)&a->plines, &a->nplines, &a->cplines, sizeof l, &l,
+				     &added);
+	if (added && at->func == l.caller) {
+		a->plines[i].next = at->plines;
+		at->plines = i;
 	}
-	RT_PUSH(a->plines, a->nplines, a->cplines, l);
-	cg_index_add(&a->pline_ix, h, (uint32_t)a->nplines - 1);
-	return &a->plines[a->nplines - 1];
+	return &a->plines[i];
 }
 
 /* Calls, in the order they were first read (which caller came first on
