@@ -66,7 +66,7 @@ static struct rt_rslot *rhash_slot(const rt_rhash *h, uint64_t a, uint64_t b)
 	}
 }
 
-bool rt_rhash_get(const rt_rhash *h, uint64_t a, uint64_t b, uint64_t *v)
+bool rt_resolve_hash_get(const rt_rhash *h, uint64_t a, uint64_t b, uint64_t *v)
 {
 	if (!h->nslots)
 		return false;
@@ -76,7 +76,7 @@ bool rt_rhash_get(const rt_rhash *h, uint64_t a, uint64_t b, uint64_t *v)
 	return s->used;
 }
 
-void rt_rhash_put(rt_rhash *h, uint64_t a, uint64_t b, uint64_t v)
+void rt_resolve_hash_put(rt_rhash *h, uint64_t a, uint64_t b, uint64_t v)
 {
 	if ((h->n + 1) * 2 > h->nslots) {
 		rt_rhash old = *h;
@@ -93,7 +93,7 @@ void rt_rhash_put(rt_rhash *h, uint64_t a, uint64_t b, uint64_t v)
 	*s = (struct rt_rslot){a, b, v, true};
 }
 
-void rt_rhash_free(rt_rhash *h)
+void rt_resolve_hash_free(rt_rhash *h)
 {
 	free(h->slots);
 	memset(h, 0, sizeof *h);

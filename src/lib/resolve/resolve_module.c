@@ -158,7 +158,7 @@ bool rt_resolve_open_module(rt_resolver *r, rt_rmod *m, const rt_rmap *map)
 void rt_resolve_close_module(rt_rmod *m)
 {
 	rt_resolve_free_units(m);
-	rt_rhash_free(&m->names);
+	rt_resolve_hash_free(&m->names);
 	rt_arena_free(&m->arena);
 	free(m->debug_file);
 	free(m->debug_link);
