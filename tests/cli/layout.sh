@@ -52,15 +52,14 @@ cycles() {
 	done | sort
 }
 
-# edges OBJDIR...: "from to" per call between two objects' sources, named
-# relative to src/ (lib/util/out.c)
+# edges < "SOURCE OBJECT" lines: "from to" per call between two objects'
+# sources, named relative to src/ (lib/util/out.c)
 edges() {
-	find "$@" -name '*.c.o' | sort > "$TMP/objs"
-	while read -r o; do
-		f=${o#*/src/}; f=${f%.o}
+	while read -r f o; do
+		f=${f#src/}
 		nm --defined-only -g "$o" | awk -v f="$f" 'NF == 3 { print "D", $3, f }'
 		nm -u "$o" | awk -v f="$f" '{ print "U", $NF, f }'
-	done < "$TMP/objs" | awk '
+	done | awk '
 		$1 == "D" { def[$2] = $3; next }
 		{ use[++u] = $2; by[u] = $3 }
 		END {
@@ -79,21 +78,26 @@ printf 'a b\nb c\nc a\nd e\n' | cycles > "$TMP/self"
 printf 'a b\nb c\nd c\n' | cycles > "$TMP/self"
 [ ! -s "$TMP/self" ] && ok || bad "self-test, no circle: $(cat "$TMP/self")"
 
-LIB="$BUILD_DIR/CMakeFiles/rtrace_obj.dir/src/lib"
-CLI="$BUILD_DIR/CMakeFiles/rtrace.dir/src/cli"
-for d in "$LIB" "$CLI"; do
-	[ -d "$d" ] && ok || bad "no objects in $d"
+# the objects of the sources there are now (a build directory keeps the
+# objects of removed sources): every library and CLI source has one
+OBJ="$BUILD_DIR/CMakeFiles"
+: > "$TMP/objs"
+for pair in "src/lib rtrace_obj.dir" "src/cli rtrace.dir"; do
+	set -- $pair
+	[ -d "$OBJ/$2/$1" ] && ok || bad "no objects in $OBJ/$2/$1"
+	(cd "$SRCDIR" && find "$1" -name '*.c') | sort | while read -r src; do
+		o="$OBJ/$2/$src.o"
+		[ -f "$o" ] && echo "$src $o" >> "$TMP/objs" || echo "$src has no object $o" >&2
+	done
 done
+nsrc=$( (cd "$SRCDIR" && find src/lib src/cli -name '*.c') | wc -l)
+nobj=$(wc -l < "$TMP/objs")
+[ "$nsrc" -eq "$nobj" ] && ok || bad "$nsrc library and CLI sources but $nobj objects"
 [ "$failed" -eq 0 ] || { finish; exit; }
-
-# every library source is in the graph (the object directory is the build's)
-nsrc=$(find "$SRCDIR/src/lib" -name '*.c' | wc -l)
-nobj=$(find "$LIB" -name '*.c.o' | wc -l)
-[ "$nsrc" -eq "$nobj" ] && ok || bad "$nsrc library sources but $nobj objects in $LIB"
 
 # the library and the CLI in one graph: a library file calling back into the
 # CLI would close a circle too
-edges "$LIB" "$CLI" > "$TMP/all"
+edges < "$TMP/objs" > "$TMP/all"
 [ -s "$TMP/all" ] && ok || bad "no calls between files found (nm?)"
 printf '%s\n' "$EXCLUDE" | awk 'NF == 2' | sort > "$TMP/excl"
 # an exclusion that no longer matches a call is stale: say so

@@ -479,7 +479,10 @@ static int pair_qcmp(const void *x, const void *y, void *ctx)
 	const cg_ann *a = t->a;
 	const cg_ann_pair *p = &a->pairs[*(const uint32_t *)x], *q = &a->pairs[*(const uint32_t *)y];
 	int c = cg_ann_cmp_cc(a, &p->cc, &q->cc);
-	return c ? c : t->by_caller ? cg_ann_name_cmp(a, p->caller, q->caller) : cg_ann_name_cmp(a, p->callee, q->callee);
+	if (c)
+		return c;
+	return t->by_caller ? cg_ann_name_cmp(a, p->caller, q->caller)
+			    : cg_ann_name_cmp(a, p->callee, q->callee);
 }
 
 /* The callers (< ...) or callees (> ...) of one function. */

@@ -183,7 +183,8 @@ int rt_resolve_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *mod
 /* resolve_cache.c: decompressed copies of debug files, by build id */
 int rt_resolve_cache_open(const char *dir, const unsigned char *id, size_t len, char **name);
 bool rt_resolve_cache_wanted(int fd, const unsigned char *id, size_t len);
-int rt_resolve_cache_build(rt_resolver *r, int fd, const unsigned char *id, size_t len, char **name);
+int rt_resolve_cache_build(rt_resolver *r, int fd, const unsigned char *id, size_t len,
+			   char **name);
 
 /* resolve_funcs.c: the units of a module, with their functions by
  * address, line tables and file names */

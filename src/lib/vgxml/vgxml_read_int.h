@@ -284,7 +284,8 @@ void rt_vgxml_fail(vgxml_reader *r, const char *fmt, ...) __attribute__((format(
 void rt_vgxml_warn_at(vgxml_reader *r, uint64_t line, uint32_t col, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 /* A failure at the reader's own position, between documents. */
-void rt_vgxml_fail_here(vgxml_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rt_vgxml_fail_here(vgxml_reader *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* The root closed: the session ends after its end tag. */
 void rt_vgxml_doc_end(vgxml_reader *r);
 /* A document starts at the current event, inside the open one. */
