@@ -103,13 +103,14 @@ static bool name_eq(const void *ctx, uint32_t i)
 static uint32_t name_get(cg_ann *a, uint32_t file, uint32_t fn)
 {
 	name_key k = {a, file, fn};
-	cg_ann_name n = {0};
-	n.file = file;
-	n.fn = fn;
-	n.callers = n.callees = CG_NONE;
 	bool added;
-	return cg_index_intern(&a->name_ix, cg_hash(file, fn, 7), name_eq, &k, (void **)&a->names,
-			       &a->nnames, &a->cnames, sizeof n, &n, &added);
+	uint32_t i = cg_index_intern(&a->name_ix, cg_hash(file, fn, 7), name_eq, &k,
+				     (void **)&a->names, &a->nnames, &a->cnames, sizeof *a->names,
+				     &added);
+	if (added)
+		a->names[i] = (cg_ann_name){.file = file, .fn = fn, .callers = CG_NONE,
+					    .callees = CG_NONE};
+	return i;
 }
 
 /* Display names of the model's files: with the current directory
@@ -134,10 +135,12 @@ static void map_files(cg_ann *a)
 static cg_ann_line *line_get(cg_ann *a, uint32_t file, uint64_t line)
 {
 	cg_ann_line_key k = {a, file, line};
-	cg_ann_line l = {file, line, {NULL, 0}, CG_NONE, CG_NONE, false};
 	bool added;
 	uint32_t i = cg_index_intern(&a->line_ix, cg_hash(file, line, 11), cg_ann_line_eq, &k,
-				     (void **)&a->lines, &a->nlines, &a->clines, sizeof l, &l, &added);
+				     (void **)&a->lines, &a->nlines, &a->clines, sizeof *a->lines,
+				     &added);
+	if (added)
+		a->lines[i] = (cg_ann_line){file, line, {NULL, 0}, CG_NONE, CG_NONE, false};
 	return &a->lines[i];
 }
 
@@ -197,13 +200,15 @@ static bool pline_eq(const void *ctx, uint32_t i)
 static uint32_t pair_get(cg_ann *a, uint32_t caller, uint32_t callee)
 {
 	pair_key k = {a, caller, callee, 0};
-	cg_ann_pair pr = {caller, callee, a->names[callee].callers, a->names[caller].callees,
-			  {NULL, 0}, 0};
 	bool added;
 	uint32_t i = cg_index_intern(&a->pair_ix, cg_hash(caller, callee, 13), pair_eq, &k,
-				     (void **)&a->pairs, &a->npairs, &a->cpairs, sizeof pr, &pr, &added);
-	if (added)
+				     (void **)&a->pairs, &a->npairs, &a->cpairs, sizeof *a->pairs,
+				     &added);
+	if (added) {
+		a->pairs[i] = (cg_ann_pair){caller, callee, a->names[callee].callers,
+					    a->names[caller].callees, {NULL, 0}, 0};
 		a->names[callee].callers = a->names[caller].callees = i;
+	}
 	return i;
 }
 
@@ -211,13 +216,16 @@ static cg_ann_pline *pline_get(cg_ann *a, uint32_t pair, uint64_t line, cg_ann_l
 {
 	const cg_ann_pair *pr = &a->pairs[pair];
 	pair_key k = {a, pr->caller, pr->callee, line};
-	cg_ann_pline l = {pr->caller, pr->callee, pair, CG_NONE, line, {NULL, 0}, 0};
 	bool added;
 	uint32_t i = cg_index_intern(&a->pline_ix, cg_hash(pr->caller, pr->callee, line), pline_eq,
-				     &k, (void **)&a->plines, &a->nplines, &a->cplines, sizeof l, &l,
-				     &added);
-	if (added && at->func == l.caller) {
-		a->plines[i].next = at->plines;
+				     &k, (void **)&a->plines, &a->nplines, &a->cplines,
+				     sizeof *a->plines, &added);
+	if (!added)
+		return &a->plines[i];
+	cg_ann_pline *l = &a->plines[i];
+	*l = (cg_ann_pline){pr->caller, pr->callee, pair, CG_NONE, line, {NULL, 0}, 0};
+	if (at->func == pr->caller) {
+		l->next = at->plines;
 		at->plines = i;
 	}
 	return &a->plines[i];

@@ -6,8 +6,6 @@
 #include "rtrace/callgrind.h"
 #include "util/util.h"
 
-#include <string.h>
-
 /* Open-addressing index from a 32-bit hash to entry indices of a table
  * that keeps its own keys: each slot holds (hash << 32) | (index + 1). */
 typedef struct cg_index {
@@ -36,13 +34,12 @@ static inline uint32_t cg_index_find(const cg_index *x, uint32_t h,
 
 /* Find-or-add, for every table of the model and of the report: the index
  * of the entry of the table (*arr, *n, *cap of `size`-byte entries) that
- * eq() accepts under hash h, else of a copy of `fresh` appended to it and
- * to the index x (fresh must not lie in the table, which may move);
- * *added says which. Inlined like cg_index_find. */
+ * eq() accepts under hash h, else of a new entry at the table's end, in
+ * the index x, that the caller fills (*added says so). Nothing is built
+ * for a lookup that finds its entry. Inlined like cg_index_find. */
 static inline uint32_t cg_index_intern(cg_index *x, uint32_t h,
 				       bool (*eq)(const void *ctx, uint32_t i), const void *key,
-				       void **arr, size_t *n, size_t *cap, size_t size,
-				       const void *fresh, bool *added)
+				       void **arr, size_t *n, size_t *cap, size_t size, bool *added)
 {
 	uint32_t i = cg_index_find(x, h, eq, key);
 	*added = i == CG_NONE;
@@ -50,7 +47,6 @@ static inline uint32_t cg_index_intern(cg_index *x, uint32_t h,
 		return i;
 	if (*n == *cap)
 		rt_grow(arr, cap, *n + 1, size);
-	memcpy((char *)*arr + *n * size, fresh, size);
 	i = (uint32_t)(*n)++;
 	cg_index_add(x, h, i);
 	return i;

@@ -297,10 +297,12 @@ static bool fn_eq(const void *ctx, uint32_t i)
 uint32_t cg_fn_get(cg_profile *p, uint32_t object, uint32_t file, uint32_t name)
 {
 	fn_key k = {p, object, file, name};
-	cg_fn f = {object, file, name, 0};
 	bool added;
-	return cg_index_intern(&p->fn_ix, cg_hash(object, file, name), fn_eq, &k, (void **)&p->fns,
-			       &p->nfns, &p->cfns, sizeof f, &f, &added);
+	uint32_t i = cg_index_intern(&p->fn_ix, cg_hash(object, file, name), fn_eq, &k,
+				     (void **)&p->fns, &p->nfns, &p->cfns, sizeof *p->fns, &added);
+	if (added)
+		p->fns[i] = (cg_fn){object, file, name, 0};
+	return i;
 }
 
 typedef struct code_key {
@@ -318,10 +320,13 @@ static bool code_eq(const void *ctx, uint32_t i)
 uint32_t cg_code_get(cg_profile *p, uint32_t part, uint32_t fn, uint32_t file)
 {
 	code_key k = {p, part, fn, file};
-	cg_code c = {fn, file, part};
 	bool added;
-	return cg_index_intern(&p->code_ix, cg_hash(fn, file, part), code_eq, &k,
-			       (void **)&p->codes, &p->ncodes, &p->ccodes, sizeof c, &c, &added);
+	uint32_t i = cg_index_intern(&p->code_ix, cg_hash(fn, file, part), code_eq, &k,
+				     (void **)&p->codes, &p->ncodes, &p->ccodes, sizeof *p->codes,
+				     &added);
+	if (added)
+		p->codes[i] = (cg_code){fn, file, part};
+	return i;
 }
 
 /* --- costs, calls, jumps --- */
@@ -357,12 +362,11 @@ void cg_add_cost(cg_profile *p, uint32_t code, uint64_t addr, uint64_t line,
 	uint32_t i = p->last_cost;
 	if (i < p->ncosts && cost_eq(&k, i))
 		goto add;
-	cg_cost fresh = {addr, line, code, 0, NULL};
 	bool added;
 	i = cg_index_intern(&p->cost_ix, cg_hash(addr, line, code), cost_eq, &k, (void **)&p->costs,
-			    &p->ncosts, &p->ccosts, sizeof fresh, &fresh, &added);
+			    &p->ncosts, &p->ccosts, sizeof *p->costs, &added);
 	if (added)
-		p->costs[i].v = cg_pool_alloc(&p->pool, p->nslots);
+		p->costs[i] = (cg_cost){addr, line, code, 0, cg_pool_alloc(&p->pool, p->nslots)};
 	p->last_cost = i;
 add:;
 	cg_cost *c = &p->costs[i];
@@ -388,9 +392,10 @@ void cg_add_call(cg_profile *p, const cg_call *c, const uint64_t *v)
 	uint32_t h = cg_hash(c->addr, c->line, (uint64_t)c->code << 32 | c->callee);
 	bool added;
 	uint32_t i = cg_index_intern(&p->call_ix, h, call_eq, &k, (void **)&p->calls, &p->ncalls,
-				     &p->ccalls, sizeof *c, c, &added);
+				     &p->ccalls, sizeof *p->calls, &added);
 	cg_call *e = &p->calls[i];
 	if (added) { /* c's position and callee, nothing counted yet */
+		*e = *c;
 		e->given = 0;
 		e->count = 0;
 		e->flags = 0;
@@ -423,9 +428,11 @@ void cg_add_jump(cg_profile *p, const cg_jump *j)
 				     (uint64_t)j->conditional << 63);
 	bool added;
 	uint32_t i = cg_index_intern(&p->jump_ix, h, jump_eq, &k, (void **)&p->jumps, &p->njumps,
-				     &p->cjumps, sizeof *j, j, &added);
-	if (added)
+				     &p->cjumps, sizeof *p->jumps, &added);
+	if (added) {
+		p->jumps[i] = *j;
 		p->jumps[i].executed = p->jumps[i].followed = 0;
+	}
 	p->jumps[i].executed += j->executed;
 	p->jumps[i].followed += j->followed;
 }

@@ -70,8 +70,8 @@ static inline __attribute__((always_inline)) void out_digits(rt_out *o, uint64_t
 	char tmp[24];
 	int i = 24;
 	do {
-		tmp[--i] = digits[v % base];
-		v /= base;
+		tmp[--i] = digits[base == 16 ? v & 15 : v % base];
+		v = base == 16 ? v >> 4 : v / base; /* the shift, as GCC keeps its flags */
 	} while (v);
 	while (24 - i < width && i > 0)
 		tmp[--i] = '0';
