@@ -3,6 +3,8 @@
 #ifndef RTRACE_BINARY_H
 #define RTRACE_BINARY_H
 
+#include "rtrace/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -21,7 +23,7 @@ extern "C" {
 /* True when the first len bytes of a file start like a binary trace (of
  * any major version: the reader then says which versions it knows). At
  * least 7 bytes are needed; text traces never start so. */
-bool rt_bin_is_binary(const void *head, size_t len);
+RTRACE_API bool rt_bin_is_binary(const void *head, size_t len);
 
 /* Read a whole binary trace into t, with the text reader's contract: the
  * header (version, arch, timestamp, process, pid, backtrace depth,
@@ -43,9 +45,9 @@ bool rt_bin_is_binary(const void *head, size_t len);
  *
  * rt_bin_read_fd maps a regular file (from its start) and reads anything
  * else (a pipe) into memory first. */
-int rt_bin_read_fd(rt_trace *t, int fd, const char *name,
+RTRACE_API int rt_bin_read_fd(rt_trace *t, int fd, const char *name,
 		   const rt_read_opts *opts, rt_read_stats *stats, rt_diag *err);
-int rt_bin_read_mem(rt_trace *t, const void *buf, size_t len, const char *name,
+RTRACE_API int rt_bin_read_mem(rt_trace *t, const void *buf, size_t len, const char *name,
 		    const rt_read_opts *opts, rt_read_stats *stats, rt_diag *err);
 
 #ifdef __cplusplus

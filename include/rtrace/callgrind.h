@@ -16,6 +16,8 @@
 #ifndef RTRACE_CALLGRIND_H
 #define RTRACE_CALLGRIND_H
 
+#include "rtrace/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -138,28 +140,28 @@ typedef struct cg_jump {
 
 typedef struct cg_profile cg_profile;
 
-cg_profile *cg_profile_new(void);
-void cg_profile_free(cg_profile *p);
+RTRACE_API cg_profile *cg_profile_new(void);
+RTRACE_API void cg_profile_free(cg_profile *p);
 
-uint32_t cg_profile_name_count(const cg_profile *p, enum cg_kind kind);
-const char *cg_profile_name(const cg_profile *p, enum cg_kind kind, uint32_t id);
+RTRACE_API uint32_t cg_profile_name_count(const cg_profile *p, enum cg_kind kind);
+RTRACE_API const char *cg_profile_name(const cg_profile *p, enum cg_kind kind, uint32_t id);
 /* Cost vectors' length: the number of raw events. */
-uint32_t cg_profile_slots(const cg_profile *p);
+RTRACE_API uint32_t cg_profile_slots(const cg_profile *p);
 
-const cg_event *cg_profile_events(const cg_profile *p, size_t *n);
+RTRACE_API const cg_event *cg_profile_events(const cg_profile *p, size_t *n);
 /* Index of the event named `name`, or CG_NONE. */
-uint32_t cg_profile_find_event(const cg_profile *p, const char *name);
+RTRACE_API uint32_t cg_profile_find_event(const cg_profile *p, const char *name);
 /* Event ev's value for the cost vector v of which `given` slots were
  * given; *defined (may be NULL) tells whether any of them was. */
-uint64_t cg_event_value(const cg_profile *p, uint32_t ev, const uint64_t *v,
+RTRACE_API uint64_t cg_event_value(const cg_profile *p, uint32_t ev, const uint64_t *v,
 			uint32_t given, bool *defined);
 
-const cg_part *cg_profile_parts(const cg_profile *p, size_t *n);
-const cg_fn *cg_profile_fns(const cg_profile *p, size_t *n);
-const cg_code *cg_profile_codes(const cg_profile *p, size_t *n);
-const cg_cost *cg_profile_costs(const cg_profile *p, size_t *n);
-const cg_call *cg_profile_calls(const cg_profile *p, size_t *n);
-const cg_jump *cg_profile_jumps(const cg_profile *p, size_t *n);
+RTRACE_API const cg_part *cg_profile_parts(const cg_profile *p, size_t *n);
+RTRACE_API const cg_fn *cg_profile_fns(const cg_profile *p, size_t *n);
+RTRACE_API const cg_code *cg_profile_codes(const cg_profile *p, size_t *n);
+RTRACE_API const cg_cost *cg_profile_costs(const cg_profile *p, size_t *n);
+RTRACE_API const cg_call *cg_profile_calls(const cg_profile *p, size_t *n);
+RTRACE_API const cg_jump *cg_profile_jumps(const cg_profile *p, size_t *n);
 
 /* --- reader --- */
 
@@ -191,9 +193,9 @@ typedef struct cg_read_stats {
  * everything read before the error is in p. A truncated input (the
  * profiled program was killed while the profile was written) is not an
  * error: what was complete is kept and a warning says where it ended. */
-int cg_read_fd(cg_profile *p, int fd, const char *name, const cg_read_opts *o,
+RTRACE_API int cg_read_fd(cg_profile *p, int fd, const char *name, const cg_read_opts *o,
 	       cg_read_stats *st, rt_diag *err);
-int cg_read_mem(cg_profile *p, const char *buf, size_t len, const char *name,
+RTRACE_API int cg_read_mem(cg_profile *p, const char *buf, size_t len, const char *name,
 		const cg_read_opts *o, cg_read_stats *st, rt_diag *err);
 
 /* --- writer --- */
@@ -211,9 +213,9 @@ typedef struct cg_write_opts {
  * had one) as the sum of the cost lines written. The numbers a reader adds up are the model's, so
  * reading the output gives the same profile. opts may be NULL (names
  * and positions compressed). Returns 0 or -errno. */
-int cg_write_fd(const cg_profile *p, int fd, const cg_write_opts *opts);
+RTRACE_API int cg_write_fd(const cg_profile *p, int fd, const cg_write_opts *opts);
 /* The same into a malloc'ed, NUL-terminated buffer of *len bytes. */
-char *cg_write_mem(const cg_profile *p, const cg_write_opts *opts, size_t *len);
+RTRACE_API char *cg_write_mem(const cg_profile *p, const cg_write_opts *opts, size_t *len);
 
 /* --- allocation profiles from rtrace traces --- */
 
@@ -232,12 +234,12 @@ typedef struct cg_trace_opts {
  * with the inclusive cost along each backtrace, every inlined function a
  * function of its own. Frames are named by the trace's frame details
  * (resolve the trace first) or their texts. opts may be NULL. */
-cg_profile *cg_profile_from_trace(struct rt_trace *t, const cg_trace_opts *opts);
+RTRACE_API cg_profile *cg_profile_from_trace(struct rt_trace *t, const cg_trace_opts *opts);
 
 /* Whether a file starting with head[0 .. n) looks like a Callgrind or
  * Cachegrind profile: its first line that is not blank or a comment is
  * one of the format's header lines (or it starts "# callgrind format"). */
-bool cg_sniff(const char *head, size_t n);
+RTRACE_API bool cg_sniff(const char *head, size_t n);
 
 /* --- callgrind_annotate's report --- */
 
@@ -267,7 +269,7 @@ typedef struct cg_annotate_opts {
  * by name). Returns 0; -EINVAL with msg filled in when an option names
  * an event the profile does not have (nothing is written); -errno on a
  * write error. */
-int cg_annotate_write(const cg_profile *p, int fd, const cg_annotate_opts *o,
+RTRACE_API int cg_annotate_write(const cg_profile *p, int fd, const cg_annotate_opts *o,
 		      char *msg, size_t msglen);
 
 #ifdef __cplusplus

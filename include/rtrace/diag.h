@@ -2,6 +2,8 @@
 #ifndef RTRACE_DIAG_H
 #define RTRACE_DIAG_H
 
+#include "rtrace/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,7 +19,7 @@ typedef struct rt_diag {
 } rt_diag;
 
 /* "file:line:col: msg" into buf (always NUL-terminated). */
-void rt_diag_format(const rt_diag *d, char *buf, size_t len);
+RTRACE_API void rt_diag_format(const rt_diag *d, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,8 @@
 #ifndef RTRACE_FILTER_H
 #define RTRACE_FILTER_H
 
+#include "rtrace/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,20 +22,20 @@ extern "C" {
  * remembers call positions: do not compact the trace while feeding. */
 typedef struct rt_leaks rt_leaks;
 
-rt_leaks *rt_leaks_new(void);
-void rt_leaks_free(rt_leaks *l);
-void rt_leaks_feed(rt_leaks *l, rt_trace *t, const rt_call *c);
+RTRACE_API rt_leaks *rt_leaks_new(void);
+RTRACE_API void rt_leaks_free(rt_leaks *l);
+RTRACE_API void rt_leaks_feed(rt_leaks *l, rt_trace *t, const rt_call *c);
 /* Matches the calls still queued; call once after the last feed, before
  * using the trace's calls. */
-void rt_leaks_finish(rt_leaks *l, rt_trace *t);
+RTRACE_API void rt_leaks_finish(rt_leaks *l, rt_trace *t);
 /* Allocations live after the calls matched so far (all of them once
  * rt_leaks_finish has run). */
-size_t rt_leaks_live(const rt_leaks *l);
+RTRACE_API size_t rt_leaks_live(const rt_leaks *l);
 
 /* The allocations of t not released by its end, in trace order (the
  * leak filter run on a scratch copy: t is not changed; the copies keep
  * their argument blocks, t's). Returns a malloc'ed array of *n calls. */
-rt_call *rt_unfreed_calls(const rt_trace *t, size_t *n);
+RTRACE_API rt_call *rt_unfreed_calls(const rt_trace *t, size_t *n);
 
 /* Per-call selection applied after reading (and after leak filtering). */
 typedef struct rt_select {
@@ -47,20 +49,20 @@ typedef struct rt_select {
 	uint64_t addr_from, addr_to;
 } rt_select;
 
-bool rt_select_call(const rt_select *s, const rt_trace *t, const rt_call *c);
+RTRACE_API bool rt_select_call(const rt_select *s, const rt_trace *t, const rt_call *c);
 /* Removes every call the selection rejects; returns how many remain. */
-size_t rt_select_apply(const rt_select *s, rt_trace *t);
+RTRACE_API size_t rt_select_apply(const rt_select *s, rt_trace *t);
 
 /* Marks resource types outside mask (registry ids, 1 << (n - 1)) removed.
  * Returns false if a call of that type should be dropped. */
-void rt_filter_resources(rt_trace *t, uint32_t mask);
-bool rt_resource_selected(const rt_trace *t, const rt_call *c);
+RTRACE_API void rt_filter_resources(rt_trace *t, uint32_t mask);
+RTRACE_API bool rt_resource_selected(const rt_trace *t, const rt_call *c);
 
 /* Resolves "--call-address TARGET:START+SIZE" against the memory map:
  * TARGET is matched as a substring of a module path; START is relative to
  * that module's first mapping unless it already lies inside it. Returns
  * false when no module matches. */
-bool rt_address_range(const rt_trace *t, const char *target, uint64_t start,
+RTRACE_API bool rt_address_range(const rt_trace *t, const char *target, uint64_t start,
 		      uint64_t size, uint64_t *from, uint64_t *to);
 
 #ifdef __cplusplus

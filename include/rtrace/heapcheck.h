@@ -6,6 +6,8 @@
 #ifndef RTRACE_HEAPCHECK_H
 #define RTRACE_HEAPCHECK_H
 
+#include "rtrace/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -85,18 +87,18 @@ typedef struct rt_heap_error {
 } rt_heap_error;
 
 /* NULL when the trace has no leak check results. */
-const rt_leak_summary *rt_trace_leak_summary(const rt_trace *t);
-void rt_trace_set_leak_summary(rt_trace *t, const rt_leak_summary *s);
+RTRACE_API const rt_leak_summary *rt_trace_leak_summary(const rt_trace *t);
+RTRACE_API void rt_trace_set_leak_summary(rt_trace *t, const rt_leak_summary *s);
 
-void rt_trace_add_leak(rt_trace *t, const rt_leak *l);
-size_t rt_trace_leak_count(const rt_trace *t);
-const rt_leak *rt_trace_leak_at(const rt_trace *t, size_t i);
-rt_leak *rt_trace_leaks(rt_trace *t);
+RTRACE_API void rt_trace_add_leak(rt_trace *t, const rt_leak *l);
+RTRACE_API size_t rt_trace_leak_count(const rt_trace *t);
+RTRACE_API const rt_leak *rt_trace_leak_at(const rt_trace *t, size_t i);
+RTRACE_API rt_leak *rt_trace_leaks(rt_trace *t);
 
-void rt_trace_add_heap_error(rt_trace *t, const rt_heap_error *e);
-size_t rt_trace_heap_error_count(const rt_trace *t);
-const rt_heap_error *rt_trace_heap_error_at(const rt_trace *t, size_t i);
-rt_heap_error *rt_trace_heap_errors(rt_trace *t);
+RTRACE_API void rt_trace_add_heap_error(rt_trace *t, const rt_heap_error *e);
+RTRACE_API size_t rt_trace_heap_error_count(const rt_trace *t);
+RTRACE_API const rt_heap_error *rt_trace_heap_error_at(const rt_trace *t, size_t i);
+RTRACE_API rt_heap_error *rt_trace_heap_errors(rt_trace *t);
 
 /* Blocks of one leak kind allocated at one place (function and stack):
  * memcheck's loss record. */
@@ -113,20 +115,20 @@ typedef struct rt_loss_record {
  * memcheck's order: total bytes (direct + indirect), then kind, then
  * blocks, then place. Returns a malloc'ed array of *count records (NULL
  * when n is 0). */
-rt_loss_record *rt_loss_records(const rt_leak *leaks, size_t n, size_t *count);
+RTRACE_API rt_loss_record *rt_loss_records(const rt_leak *leaks, size_t n, size_t *count);
 /* The same for the trace's leak verdicts. */
-rt_loss_record *rt_trace_loss_records(const rt_trace *t, size_t *count);
+RTRACE_API rt_loss_record *rt_trace_loss_records(const rt_trace *t, size_t *count);
 
 /* v with its digits grouped by three ("1,234,567"), as memcheck prints
  * sizes and counts; buf: 27 bytes or more. Returns buf. */
-const char *rt_grouped(uint64_t v, char *buf);
+RTRACE_API const char *rt_grouped(uint64_t v, char *buf);
 
 /* "definitely lost", "indirectly lost", "possibly lost", "still reachable". */
-const char *rt_leak_kind_name(unsigned kind);
+RTRACE_API const char *rt_leak_kind_name(unsigned kind);
 /* "stdstring", "length64", "newarray", "multipleinheritance". */
-const char *rt_leak_heuristic_name(unsigned heuristic);
+RTRACE_API const char *rt_leak_heuristic_name(unsigned heuristic);
 /* "InvalidFree", "MismatchedFree" (Valgrind's error kind names). */
-const char *rt_heap_error_kind_name(unsigned kind);
+RTRACE_API const char *rt_heap_error_kind_name(unsigned kind);
 
 #ifdef __cplusplus
 }

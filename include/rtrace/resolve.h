@@ -9,6 +9,8 @@
 #ifndef RTRACE_RESOLVE_H
 #define RTRACE_RESOLVE_H
 
+#include "rtrace/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -68,22 +70,22 @@ typedef struct rt_resolved {
 typedef struct rt_resolver rt_resolver;
 
 /* A resolver over t's memory map. t must outlive it; opts is copied. */
-rt_resolver *rt_resolve_new(const rt_trace *t, const rt_resolve_opts *opts);
-void rt_resolve_free(rt_resolver *r);
+RTRACE_API rt_resolver *rt_resolve_new(const rt_trace *t, const rt_resolve_opts *opts);
+RTRACE_API void rt_resolve_free(rt_resolver *r);
 
 /* Resolves addr as seen by the call with index call_index (which tells
  * modules loaded at the same addresses at different times apart). Each
  * distinct address is looked up once; *out stays valid until
  * rt_resolve_free. Returns false when addr is in no mapping. */
-bool rt_resolve_addr(rt_resolver *r, uint64_t addr, uint64_t call_index, rt_resolved *out);
+RTRACE_API bool rt_resolve_addr(rt_resolver *r, uint64_t addr, uint64_t call_index, rt_resolved *out);
 
-void rt_resolve_get_stats(const rt_resolver *r, rt_resolve_stats *st);
+RTRACE_API void rt_resolve_get_stats(const rt_resolver *r, rt_resolve_stats *st);
 
 /* Resolves the frames of every call's backtrace that have no text yet,
  * records their inline chains in t, and adds "resolve" to the header's
  * filter field. Modules that cannot be read leave their addresses without
  * a function (one warning each); this is not an error. */
-void rt_resolve_trace(rt_trace *t, const rt_resolve_opts *opts, rt_resolve_stats *st);
+RTRACE_API void rt_resolve_trace(rt_trace *t, const rt_resolve_opts *opts, rt_resolve_stats *st);
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,8 @@
 #ifndef RTRACE_TEXT_H
 #define RTRACE_TEXT_H
 
+#include "rtrace/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -36,9 +38,9 @@ typedef struct rt_read_stats {
 /* Read a whole text trace into t. Return 0 on success, -1 on error with
  * *err filled in; everything read before the error is in t (and was passed
  * to on_call), so callers can still write a partial result. */
-int rt_text_read_fd(rt_trace *t, int fd, const char *name,
+RTRACE_API int rt_text_read_fd(rt_trace *t, int fd, const char *name,
 		    const rt_read_opts *opts, rt_read_stats *stats, rt_diag *err);
-int rt_text_read_mem(rt_trace *t, const char *buf, size_t len, const char *name,
+RTRACE_API int rt_text_read_mem(rt_trace *t, const char *buf, size_t len, const char *name,
 		     const rt_read_opts *opts, rt_read_stats *stats, rt_diag *err);
 
 enum rt_sort {
@@ -59,9 +61,9 @@ typedef struct rt_write_opts {
 } rt_write_opts;
 
 /* Write t in the text protocol. Return 0, or -errno on a write error. */
-int rt_text_write_fd(const rt_trace *t, int fd, const rt_write_opts *opts);
+RTRACE_API int rt_text_write_fd(const rt_trace *t, int fd, const rt_write_opts *opts);
 /* Same into a malloc'ed buffer (caller frees); for tests and embedding. */
-char *rt_text_write_mem(const rt_trace *t, const rt_write_opts *opts, size_t *len);
+RTRACE_API char *rt_text_write_mem(const rt_trace *t, const rt_write_opts *opts, size_t *len);
 
 /* The text the protocol prints after a frame's address for details fi
  * (its innermost function): "fn() at /src/file.c:12", "fn() from
@@ -69,7 +71,7 @@ char *rt_text_write_mem(const rt_trace *t, const rt_write_opts *opts, size_t *le
  * buf (n bytes, NUL-terminated, cut short when too small). Returns the
  * length the whole text has. Frames read from a text trace keep the text
  * as read (rt_frame.text), and their details are what it says. */
-size_t rt_text_frame_format(const rt_trace *t, const rt_frame_info *fi, char *buf, size_t n);
+RTRACE_API size_t rt_text_frame_format(const rt_trace *t, const rt_frame_info *fi, char *buf, size_t n);
 
 #ifdef __cplusplus
 }

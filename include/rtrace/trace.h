@@ -4,6 +4,8 @@
 #ifndef RTRACE_TRACE_H
 #define RTRACE_TRACE_H
 
+#include "rtrace/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -98,63 +100,63 @@ typedef struct rt_attachment {
 
 typedef struct rt_trace rt_trace;
 
-rt_trace *rt_trace_new(void);
-void rt_trace_free(rt_trace *t);
+RTRACE_API rt_trace *rt_trace_new(void);
+RTRACE_API void rt_trace_free(rt_trace *t);
 
 /* Strings owned by the trace. */
-const char *rt_trace_strdup(rt_trace *t, const char *s, size_t len);
-uint32_t rt_trace_intern(rt_trace *t, const char *s, size_t len);
-const char *rt_trace_str(const rt_trace *t, uint32_t id);
+RTRACE_API const char *rt_trace_strdup(rt_trace *t, const char *s, size_t len);
+RTRACE_API uint32_t rt_trace_intern(rt_trace *t, const char *s, size_t len);
+RTRACE_API const char *rt_trace_str(const rt_trace *t, uint32_t id);
 
 /* Header: ordered key/value pairs. Setting an existing key replaces it. */
-void rt_trace_set_header(rt_trace *t, const char *key, const char *value);
-const char *rt_trace_header(const rt_trace *t, const char *key);
-size_t rt_trace_header_count(const rt_trace *t);
-const rt_kv *rt_trace_header_at(const rt_trace *t, size_t i);
+RTRACE_API void rt_trace_set_header(rt_trace *t, const char *key, const char *value);
+RTRACE_API const char *rt_trace_header(const rt_trace *t, const char *key);
+RTRACE_API size_t rt_trace_header_count(const rt_trace *t);
+RTRACE_API const rt_kv *rt_trace_header_at(const rt_trace *t, size_t i);
 /* The header's filter field as RT_FILTER_* bits. */
-unsigned rt_trace_filter_bits(const rt_trace *t);
+RTRACE_API unsigned rt_trace_filter_bits(const rt_trace *t);
 
 /* Adds a mapping with an unknown file offset, mapped for the whole trace
  * (what the text protocol says). */
-void rt_trace_add_mmap(rt_trace *t, const char *module, uint64_t from, uint64_t to);
+RTRACE_API void rt_trace_add_mmap(rt_trace *t, const char *module, uint64_t from, uint64_t to);
 /* Adds m (its module string is copied); returns its index. */
-size_t rt_trace_add_mmap_full(rt_trace *t, const rt_mmap *m);
+RTRACE_API size_t rt_trace_add_mmap_full(rt_trace *t, const rt_mmap *m);
 /* Marks mapping i unmapped from call index `until` on (UINT64_MAX: never). */
-void rt_trace_set_mmap_until(rt_trace *t, size_t i, uint64_t until);
-size_t rt_trace_mmap_count(const rt_trace *t);
-const rt_mmap *rt_trace_mmap_at(const rt_trace *t, size_t i);
+RTRACE_API void rt_trace_set_mmap_until(rt_trace *t, size_t i, uint64_t until);
+RTRACE_API size_t rt_trace_mmap_count(const rt_trace *t);
+RTRACE_API const rt_mmap *rt_trace_mmap_at(const rt_trace *t, size_t i);
 /* The module mapped at addr (the latest mapping holding it), or NULL. */
-const char *rt_trace_module_at(const rt_trace *t, uint64_t addr);
+RTRACE_API const char *rt_trace_module_at(const rt_trace *t, uint64_t addr);
 
-void rt_trace_add_context(rt_trace *t, uint32_t id, const char *name);
-size_t rt_trace_context_count(const rt_trace *t);
-const rt_context *rt_trace_context_at(const rt_trace *t, size_t i);
-void rt_trace_clear_contexts(rt_trace *t);
+RTRACE_API void rt_trace_add_context(rt_trace *t, uint32_t id, const char *name);
+RTRACE_API size_t rt_trace_context_count(const rt_trace *t);
+RTRACE_API const rt_context *rt_trace_context_at(const rt_trace *t, size_t i);
+RTRACE_API void rt_trace_clear_contexts(rt_trace *t);
 
 /* Returns the slot + 1 of the resource type (as rt_call.res_type), adding
  * it when new; 0 when the registry is full. */
-uint8_t rt_trace_add_resource(rt_trace *t, uint32_t mask, const char *type,
+RTRACE_API uint8_t rt_trace_add_resource(rt_trace *t, uint32_t mask, const char *type,
 			      const char *desc, const char *flags);
-uint8_t rt_trace_find_resource(const rt_trace *t, const char *type, size_t len);
-size_t rt_trace_resource_count(const rt_trace *t);
-rt_resource *rt_trace_resource_at(rt_trace *t, size_t i);
-const rt_resource *rt_trace_resource_get(const rt_trace *t, uint8_t res_type);
+RTRACE_API uint8_t rt_trace_find_resource(const rt_trace *t, const char *type, size_t len);
+RTRACE_API size_t rt_trace_resource_count(const rt_trace *t);
+RTRACE_API rt_resource *rt_trace_resource_at(rt_trace *t, size_t i);
+RTRACE_API const rt_resource *rt_trace_resource_get(const rt_trace *t, uint8_t res_type);
 /* Live (not removed) resource types. */
-size_t rt_trace_resource_live(const rt_trace *t);
+RTRACE_API size_t rt_trace_resource_live(const rt_trace *t);
 
-void rt_trace_add_comment(rt_trace *t, uint64_t after, const char *text, size_t len);
-size_t rt_trace_comment_count(const rt_trace *t);
-const rt_comment *rt_trace_comment_at(const rt_trace *t, size_t i);
+RTRACE_API void rt_trace_add_comment(rt_trace *t, uint64_t after, const char *text, size_t len);
+RTRACE_API size_t rt_trace_comment_count(const rt_trace *t);
+RTRACE_API const rt_comment *rt_trace_comment_at(const rt_trace *t, size_t i);
 
-void rt_trace_add_attachment(rt_trace *t, const char *name, const char *path);
-size_t rt_trace_attachment_count(const rt_trace *t);
-const rt_attachment *rt_trace_attachment_at(const rt_trace *t, size_t i);
+RTRACE_API void rt_trace_add_attachment(rt_trace *t, const char *name, const char *path);
+RTRACE_API size_t rt_trace_attachment_count(const rt_trace *t);
+RTRACE_API const rt_attachment *rt_trace_attachment_at(const rt_trace *t, size_t i);
 
 /* Backtraces: each distinct frame sequence is stored once. */
-uint32_t rt_trace_intern_bt(rt_trace *t, const rt_frame *frames, uint32_t n);
-uint32_t rt_trace_bt_count(const rt_trace *t);
-uint32_t rt_trace_bt_len(const rt_trace *t, uint32_t bt);
-const rt_frame *rt_trace_bt_frames(const rt_trace *t, uint32_t bt);
+RTRACE_API uint32_t rt_trace_intern_bt(rt_trace *t, const rt_frame *frames, uint32_t n);
+RTRACE_API uint32_t rt_trace_bt_count(const rt_trace *t);
+RTRACE_API uint32_t rt_trace_bt_len(const rt_trace *t, uint32_t bt);
+RTRACE_API const rt_frame *rt_trace_bt_frames(const rt_trace *t, uint32_t bt);
 
 /* What is known of a frame, beyond the text printed after its address:
  * the module and the inline chain, as a resolver found them, Valgrind XML
@@ -180,44 +182,44 @@ typedef struct rt_frame_info {
 
 /* Records what is known of frame f (keyed by its address and text);
  * locs is copied. Setting it again replaces it. */
-void rt_trace_set_frame_info(rt_trace *t, const rt_frame *f, uint32_t module,
+RTRACE_API void rt_trace_set_frame_info(rt_trace *t, const rt_frame *f, uint32_t module,
 			     const rt_srcloc *locs, uint32_t n);
 /* Fills *info for frame f; false when nothing was recorded for it. */
-bool rt_trace_frame_info(const rt_trace *t, const rt_frame *f, rt_frame_info *info);
+RTRACE_API bool rt_trace_frame_info(const rt_trace *t, const rt_frame *f, rt_frame_info *info);
 
 /* Argument blocks ("$name = value" lines of a call). */
-uint32_t rt_trace_add_args(rt_trace *t, const rt_kv *args, uint32_t n);
-uint32_t rt_trace_args_len(const rt_trace *t, uint32_t args);
-const rt_kv *rt_trace_args_at(const rt_trace *t, uint32_t args);
-void rt_trace_release_args(rt_trace *t, uint32_t args);
+RTRACE_API uint32_t rt_trace_add_args(rt_trace *t, const rt_kv *args, uint32_t n);
+RTRACE_API uint32_t rt_trace_args_len(const rt_trace *t, uint32_t args);
+RTRACE_API const rt_kv *rt_trace_args_at(const rt_trace *t, uint32_t args);
+RTRACE_API void rt_trace_release_args(rt_trace *t, uint32_t args);
 /* The value of argument `key` of call c, or NULL. */
-const char *rt_trace_call_arg(const rt_trace *t, const rt_call *c, const char *key);
+RTRACE_API const char *rt_trace_call_arg(const rt_trace *t, const rt_call *c, const char *key);
 /* Whether res_type is the resource type named `type` ("fd", "memory"). */
-bool rt_trace_res_is(const rt_trace *t, uint8_t res_type, const char *type);
+RTRACE_API bool rt_trace_res_is(const rt_trace *t, uint8_t res_type, const char *type);
 /* A descriptor's release that found nothing to release (a close that
  * failed with EBADF: the tracer records it with "$error = EBADF"). */
-bool rt_trace_is_bad_close(const rt_trace *t, const rt_call *c);
+RTRACE_API bool rt_trace_is_bad_close(const rt_trace *t, const rt_call *c);
 /* What descriptor allocation c opened, as valgrind --track-fds names it:
  * its path, else "<AF_INET SOCK_STREAM socket from socket>" or "<pipe>". */
-void rt_trace_fd_describe(const rt_trace *t, const rt_call *c, char *buf, size_t n);
+RTRACE_API void rt_trace_fd_describe(const rt_trace *t, const rt_call *c, char *buf, size_t n);
 
 /* Calls, in record order. Pointers stay valid until the next append or
  * compaction. */
-rt_call *rt_trace_append_call(rt_trace *t, const rt_call *c);
-size_t rt_trace_call_count(const rt_trace *t);
-rt_call *rt_trace_calls(rt_trace *t);
-const rt_call *rt_trace_calls_const(const rt_trace *t);
+RTRACE_API rt_call *rt_trace_append_call(rt_trace *t, const rt_call *c);
+RTRACE_API size_t rt_trace_call_count(const rt_trace *t);
+RTRACE_API rt_call *rt_trace_calls(rt_trace *t);
+RTRACE_API const rt_call *rt_trace_calls_const(const rt_trace *t);
 /* Marks a call removed; its arguments are released at once. */
-void rt_trace_kill_call(rt_trace *t, rt_call *c);
-size_t rt_trace_dead_count(const rt_trace *t);
+RTRACE_API void rt_trace_kill_call(rt_trace *t, rt_call *c);
+RTRACE_API size_t rt_trace_dead_count(const rt_trace *t);
 /* Drops removed calls, keeping order. Returns how many remain. */
-size_t rt_trace_compact(rt_trace *t);
+RTRACE_API size_t rt_trace_compact(rt_trace *t);
 /* Sorts calls by index when a reader saw them out of order. */
-void rt_trace_sort_calls(rt_trace *t);
+RTRACE_API void rt_trace_sort_calls(rt_trace *t);
 
 /* Timestamp precision used when printing: 3 (ms, sp-rtrace) or 6 (us). */
-void rt_trace_set_ts_digits(rt_trace *t, int digits);
-int rt_trace_ts_digits(const rt_trace *t);
+RTRACE_API void rt_trace_set_ts_digits(rt_trace *t, int digits);
+RTRACE_API int rt_trace_ts_digits(const rt_trace *t);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,8 @@
 #ifndef RTRACE_VGDOC_H
 #define RTRACE_VGDOC_H
 
+#include "rtrace/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,37 +41,37 @@ typedef struct rt_vg_node {
 
 /* Builds: a new element as the last child of parent (RT_NONE: a new
  * document's root <valgrindoutput>). Returns its id. */
-uint32_t rt_vg_add(rt_trace *t, uint32_t parent, const char *name);
+RTRACE_API uint32_t rt_vg_add(rt_trace *t, uint32_t parent, const char *name);
 /* Same with character data (len bytes, copied). */
-uint32_t rt_vg_add_text(rt_trace *t, uint32_t parent, const char *name,
+RTRACE_API uint32_t rt_vg_add_text(rt_trace *t, uint32_t parent, const char *name,
 			const char *text, size_t len);
 /* A <stack> child of parent holding backtrace bt. */
-uint32_t rt_vg_add_stack(rt_trace *t, uint32_t parent, uint32_t bt);
+RTRACE_API uint32_t rt_vg_add_stack(rt_trace *t, uint32_t parent, uint32_t bt);
 /* Sets or replaces a node's text (RT_NONE clears it). */
-void rt_vg_set_text(rt_trace *t, uint32_t node, uint32_t text);
-void rt_vg_set_flags(rt_trace *t, uint32_t node, uint32_t flags);
+RTRACE_API void rt_vg_set_text(rt_trace *t, uint32_t node, uint32_t text);
+RTRACE_API void rt_vg_set_flags(rt_trace *t, uint32_t node, uint32_t flags);
 /* Removes node and everything added after it (a streaming reader drops
  * each top-level element once its consumer has seen it); the node is
  * unlinked from its parent. Interned strings and backtraces stay. */
-void rt_vg_truncate(rt_trace *t, uint32_t node);
+RTRACE_API void rt_vg_truncate(rt_trace *t, uint32_t node);
 
-size_t rt_vg_node_count(const rt_trace *t);
-const rt_vg_node *rt_vg_node_at(const rt_trace *t, uint32_t id);
+RTRACE_API size_t rt_vg_node_count(const rt_trace *t);
+RTRACE_API const rt_vg_node *rt_vg_node_at(const rt_trace *t, uint32_t id);
 
 /* Documents, in file order: their root nodes. A document whose root was
  * truncated away no longer counts. */
-size_t rt_vg_doc_count(const rt_trace *t);
-uint32_t rt_vg_doc_root(const rt_trace *t, size_t i);
+RTRACE_API size_t rt_vg_doc_count(const rt_trace *t);
+RTRACE_API uint32_t rt_vg_doc_root(const rt_trace *t, size_t i);
 
 /* The element's name ("" for a bad id). */
-const char *rt_vg_name(const rt_trace *t, uint32_t node);
+RTRACE_API const char *rt_vg_name(const rt_trace *t, uint32_t node);
 /* The first child named name after child `after` (RT_NONE: from the
  * first child); RT_NONE when there is none. */
-uint32_t rt_vg_find(const rt_trace *t, uint32_t node, const char *name, uint32_t after);
+RTRACE_API uint32_t rt_vg_find(const rt_trace *t, uint32_t node, const char *name, uint32_t after);
 /* The text of the first child named name, or NULL. */
-const char *rt_vg_child_text(const rt_trace *t, uint32_t node, const char *name);
+RTRACE_API const char *rt_vg_child_text(const rt_trace *t, uint32_t node, const char *name);
 /* The node's own text, or NULL. */
-const char *rt_vg_text(const rt_trace *t, uint32_t node);
+RTRACE_API const char *rt_vg_text(const rt_trace *t, uint32_t node);
 
 #ifdef __cplusplus
 }

@@ -27,6 +27,8 @@
 #ifndef RTRACE_VGXML_H
 #define RTRACE_VGXML_H
 
+#include "rtrace/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -69,13 +71,13 @@ typedef struct rt_vgxml_stats {
  * truncated document is a success, with a warning and stats->truncated),
  * -1 on malformed input with *err filled in ("file:line:col: what was
  * expected"); everything complete before the error is in t. */
-int rt_vgxml_read_fd(rt_trace *t, int fd, const char *name, const rt_vgxml_read_opts *opts,
+RTRACE_API int rt_vgxml_read_fd(rt_trace *t, int fd, const char *name, const rt_vgxml_read_opts *opts,
 		     rt_vgxml_stats *stats, rt_diag *err);
-int rt_vgxml_read_mem(rt_trace *t, const char *buf, size_t len, const char *name,
+RTRACE_API int rt_vgxml_read_mem(rt_trace *t, const char *buf, size_t len, const char *name,
 		      const rt_vgxml_read_opts *opts, rt_vgxml_stats *stats, rt_diag *err);
 
 /* Whether the start of a file (len bytes of it) looks like Valgrind XML. */
-bool rt_vgxml_sniff(const char *buf, size_t len);
+RTRACE_API bool rt_vgxml_sniff(const char *buf, size_t len);
 
 typedef struct rt_vgxml_write_opts {
 	/* Give each error a <suppression> (--gen-suppressions=all), for the
@@ -97,7 +99,7 @@ typedef struct rt_vgxml_write_opts {
  * stacks and frame details it refers to), which the caller frees with
  * rt_trace_free; t is not changed. rt_vgxml_write_* build it themselves:
  * this is for looking at the document. */
-rt_trace *rt_vgdoc_build(const rt_trace *t, const rt_vgxml_write_opts *opts);
+RTRACE_API rt_trace *rt_vgdoc_build(const rt_trace *t, const rt_vgxml_write_opts *opts);
 
 /* Writes t's Valgrind findings as protocol 4 XML in Valgrind 3.19's exact
  * layout: every document t holds, one after the other (documents read in
@@ -108,8 +110,8 @@ rt_trace *rt_vgdoc_build(const rt_trace *t, const rt_vgxml_write_opts *opts);
  * written as they are.
  * Returns 0 or -errno on a write error; the _mem form returns a malloc'ed,
  * NUL-terminated buffer of *len bytes. docs/valgrind-xml.md. */
-int rt_vgxml_write_fd(const rt_trace *t, int fd, const rt_vgxml_write_opts *opts);
-char *rt_vgxml_write_mem(const rt_trace *t, const rt_vgxml_write_opts *opts, size_t *len);
+RTRACE_API int rt_vgxml_write_fd(const rt_trace *t, int fd, const rt_vgxml_write_opts *opts);
+RTRACE_API char *rt_vgxml_write_mem(const rt_trace *t, const rt_vgxml_write_opts *opts, size_t *len);
 
 /* Fills the trace's heap checking results (rtrace/heapcheck.h) from its
  * Valgrind documents: one rt_leak per loss record (size: its bytes,
@@ -118,7 +120,7 @@ char *rt_vgxml_write_mem(const rt_trace *t, const rt_vgxml_write_opts *opts, siz
  * reports show Valgrind's findings. The documents stay the source (the
  * XML writer writes them): the results are a view of them, filled once
  * (later calls do nothing). */
-void rt_vgdoc_to_heapcheck(rt_trace *t);
+RTRACE_API void rt_vgdoc_to_heapcheck(rt_trace *t);
 
 #ifdef __cplusplus
 }

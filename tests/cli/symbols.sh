@@ -3,7 +3,8 @@
 # it (a CLI error() once replaced libc's error(3), which libdw calls).
 # Only data that the executable holds for a library (copy relocations such
 # as stdout or optarg, versioned by the library) may be in its dynamic
-# symbol table. And no two CLI files call each other in a loop.
+# symbol table.
+# (No circles of calls between CLI files: tests/cli/layout.sh.)
 . "$(dirname "$0")/lib.sh"
 
 nm -D --defined-only "$RTRACE" > "$TMP/dyn" && ok || bad "nm -D failed on $RTRACE"
@@ -23,17 +24,4 @@ awk '{ n = $3; sub(/@.*/, "", n); print $2, n, $3 }' "$TMP/dyn" | while read -r 
 done > "$TMP/own"
 [ ! -s "$TMP/own" ] && ok || bad "rtrace exports symbols of its own: $(tr '\n' ' ' < "$TMP/own")"
 
-# The calls between the CLI's object files, file to file, have no loop:
-# tsort reports one on stderr.
-objs=$(ls "${BUILD_DIR:?}"/CMakeFiles/rtrace.dir/src/cli/*.o 2>/dev/null)
-[ -n "$objs" ] && ok || bad "no CLI object files under $BUILD_DIR/CMakeFiles/rtrace.dir/src/cli"
-for o in $objs; do
-  nm --defined-only "$o" | awk -v f="$(basename "$o")" '$2 ~ /^[TDBR]$/ { print $3, f }'
-done | sort > "$TMP/defs"
-for o in $objs; do
-  nm --undefined-only "$o" | awk -v f="$(basename "$o")" '{ print $2, f }'
-done | sort | join - "$TMP/defs" | awk '$2 != $3 { print $2, $3 }' | sort -u > "$TMP/edges"
-[ -s "$TMP/edges" ] && ok || bad "no calls found between the CLI's files"
-tsort "$TMP/edges" > /dev/null 2> "$TMP/loops"
-[ ! -s "$TMP/loops" ] && ok || bad "CLI files call each other in a loop: $(tr '\n' ' ' < "$TMP/loops")"
 finish

@@ -17,162 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* --- cost arrays --- */
-
-void ann_cc_add(ann *a, ann_cc *dst, const uint64_t *v, uint32_t given)
-{
-	if (!given)
-		return;
-	if (!dst->v)
-		dst->v = cg_pool_alloc(&a->pool, a->W);
-	for (uint32_t i = 0; i < given; i++)
-		dst->v[i] += v[i];
-	if (given > dst->given)
-		dst->given = given;
-}
-
-uint64_t ann_col(const ann *a, const ann_cc *cc, uint32_t c, bool *def)
-{
-	if (c < a->W) {
-		*def = c < cc->given;
-		return *def ? cc->v[c] : 0;
-	}
-	return cg_event_value(a->p, a->col_ev[c], cc->v, cc->given, def);
-}
-
-int ann_cmp_cc(const ann *a, const ann_cc *x, const ann_cc *y)
-{
-	for (uint32_t i = 0; i < a->nsort; i++) {
-		bool dx, dy;
-		uint64_t vx = ann_col(a, x, a->sort[i], &dx), vy = ann_col(a, y, a->sort[i], &dy);
-		if (dx != dy)
-			return dx ? -1 : 1;
-		if (vx != vy)
-			return vx > vy ? -1 : 1;
-	}
-	return 0;
-}
-
-/* --- Perl arithmetic --- */
-
-/* Perl's ($x * 100) / $den (den > 0): an integer product when it fits
- * 64 bits, a double otherwise; the quotient is exact when it divides. */
-static double perl_pct(__int128 x, uint64_t den)
-{
-	__int128 m = x * 100;
-	if (m < INT64_MIN || m > (__int128)UINT64_MAX)
-		return ((double)x * 100.0) / (double)den;
-	if (m % (__int128)den == 0)
-		return (double)(m / (__int128)den);
-	return (double)m / (double)den;
-}
-
-static double perl_times100(__int128 x)
-{
-	__int128 m = x * 100;
-	if (m < INT64_MIN || m > (__int128)UINT64_MAX)
-		return (double)x * 100.0;
-	return (double)m;
-}
-
-/* --- printing --- */
-
-static uint32_t digits(uint64_t v)
-{
-	uint32_t n = 1;
-	while (v >= 10) {
-		v /= 10;
-		n++;
-	}
-	return n;
-}
-
-void ann_commify(rt_out *o, uint64_t v)
-{
-	char tmp[24];
-	int n = snprintf(tmp, sizeof tmp, "%" PRIu64, v);
-	for (int i = 0; i < n; i++) {
-		if (i && (n - i) % 3 == 0)
-			rt_out_ch(o, ',');
-		rt_out_ch(o, tmp[i]);
-	}
-}
-
-static const char *col_name(const ann *a, uint32_t c)
-{
-	return a->p->events[a->col_ev[c]].name;
-}
-
-void ann_widths_init(const ann *a, uint32_t *w)
-{
-	for (uint32_t c = 0; c < a->ncols; c++)
-		w[c] = (uint32_t)strlen(col_name(a, c));
-}
-
-void ann_widths_add(const ann *a, uint32_t *w, const ann_cc *cc)
-{
-	for (uint32_t c = 0; c < a->ncols; c++) {
-		bool def;
-		uint64_t v = ann_col(a, cc, c, &def);
-		if (!def)
-			continue;
-		uint32_t len = digits(v), width = len + (len - 1) / 3 + (a->percs ? 9 : 0);
-		if (width > w[c])
-			w[c] = width;
-	}
-}
-
-static void spaces(rt_out *o, int64_t n)
-{
-	for (; n > 0; n--)
-		rt_out_ch(o, ' ');
-}
-
-/* One column: count (or "."), percentage of the program total (or
- * blanks), right-aligned in its width, then a space. */
-static void print_col(ann *a, const ann_cc *cc, uint32_t c, uint32_t width)
-{
-	bool def, sdef;
-	uint64_t v = ann_col(a, cc, c, &def), s = ann_col(a, &a->summary, c, &sdef);
-	rt_out text;
-	rt_out_init_mem(&text);
-	if (def)
-		ann_commify(&text, v);
-	else
-		rt_out_ch(&text, '.');
-	if (a->percs && def && v) {
-		double pc = sdef && s ? perl_pct(v, s) : 0;
-		char buf[48];
-		snprintf(buf, sizeof buf, -9.995 < pc && pc < 99.995 ? " (%5.2f%%)" : " (%5.1f%%)", pc);
-		rt_out_str(&text, buf);
-	} else if (a->percs) {
-		rt_out_str(&text, "         ");
-	}
-	spaces(&a->out, (int64_t)width - (int64_t)text.len);
-	rt_out_mem(&a->out, text.buf, text.len);
-	rt_out_ch(&a->out, ' ');
-	free(text.buf);
-}
-
-void ann_print_cc(ann *a, const ann_cc *cc, const uint32_t *w)
-{
-	for (uint32_t i = 0; i < a->nshow; i++)
-		print_col(a, cc, a->show[i], w[a->show[i]]);
-}
-
-void ann_print_events(ann *a, const uint32_t *w)
-{
-	for (uint32_t i = 0; i < a->nshow; i++) {
-		const char *name = col_name(a, a->show[i]);
-		rt_out_str(&a->out, name);
-		spaces(&a->out, (int64_t)w[a->show[i]] - (int64_t)strlen(name));
-		rt_out_ch(&a->out, ' ');
-	}
-}
-
 /* --- columns and options --- */
 
-static uint32_t col_of(ann *a, const char *name)
+static uint32_t col_of(cg_ann *a, const char *name)
 {
 	uint32_t ev = cg_profile_find_event(a->p, name);
 	if (ev == CG_NONE)
@@ -188,7 +35,7 @@ static uint32_t col_of(ann *a, const char *name)
 }
 
 /* Columns for --show/--sort names; the raw events when there are none. */
-static int pick_cols(ann *a, const char **names, uint32_t n, uint32_t **out, uint32_t *nout,
+static int pick_cols(cg_ann *a, const char **names, uint32_t n, uint32_t **out, uint32_t *nout,
 		     const char *opt, char *msg, size_t msglen)
 {
 	*out = rt_arena_alloc(&a->arena, (n ? n : a->W ? a->W : 1) * sizeof **out);
@@ -207,7 +54,7 @@ static int pick_cols(ann *a, const char **names, uint32_t n, uint32_t **out, uin
 	return 0;
 }
 
-static int setup_columns(ann *a, char *msg, size_t msglen)
+static int setup_columns(cg_ann *a, char *msg, size_t msglen)
 {
 	const cg_annotate_opts *o = a->o;
 	size_t nev;
@@ -240,7 +87,7 @@ static int setup_columns(ann *a, char *msg, size_t msglen)
 /* --- the view --- */
 
 typedef struct name_key {
-	const ann *a;
+	const cg_ann *a;
 	uint32_t file, fn;
 } name_key;
 
@@ -253,26 +100,23 @@ static bool name_eq(const void *ctx, uint32_t i)
 /* The "file:function" row of a display file and a function name id
  * (callgrind_annotate keys by the joined string: pairs that join to the
  * same string, with ':' in the file name, stay apart here). */
-static uint32_t name_get(ann *a, uint32_t file, uint32_t fn)
+static uint32_t name_get(cg_ann *a, uint32_t file, uint32_t fn)
 {
 	name_key k = {a, file, fn};
-	uint32_t h = cg_hash(file, fn, 7);
-	uint32_t i = cg_index_find(&a->name_ix, h, name_eq, &k);
-	if (i != CG_NONE)
-		return i;
-	ann_name n = {0};
-	n.file = file;
-	n.fn = fn;
-	n.callers = n.callees = CG_NONE;
-	RT_PUSH(a->names, a->nnames, a->cnames, n);
-	cg_index_add(&a->name_ix, h, (uint32_t)a->nnames - 1);
-	return (uint32_t)a->nnames - 1;
+	bool added;
+	uint32_t i = cg_index_intern(&a->name_ix, cg_hash(file, fn, 7), name_eq, &k,
+				     (void **)&a->names, &a->nnames, &a->cnames, sizeof *a->names,
+				     &added);
+	if (added)
+		a->names[i] = (cg_ann_name){.file = file, .fn = fn, .callers = CG_NONE,
+					    .callees = CG_NONE};
+	return i;
 }
 
 /* Display names of the model's files: with the current directory
  * stripped, as callgrind_annotate does for fl=/fi=/fe=, and as written,
  * as it keeps cfi=/cfl= ones. */
-static void map_files(ann *a)
+static void map_files(cg_ann *a)
 {
 	uint32_t n = cg_profile_name_count(a->p, CG_FILE);
 	const char *cwd = a->o->cwd;
@@ -288,89 +132,21 @@ static void map_files(ann *a)
 	}
 }
 
-/* The parts of a joined name: file, ":", function. */
-typedef struct name_parts {
-	const char *p[3];
-	size_t n[3];
-} name_parts;
-
-static void name_parts_of(const ann *a, uint32_t name, name_parts *np)
+static cg_ann_line *line_get(cg_ann *a, uint32_t file, uint64_t line)
 {
-	const ann_name *n = &a->names[name];
-	np->p[0] = a->files.strs[n->file];
-	np->n[0] = a->files.lens[n->file];
-	np->p[1] = ":";
-	np->n[1] = 1;
-	np->p[2] = a->p->names[CG_FUNCTION].strs[n->fn];
-	np->n[2] = a->p->names[CG_FUNCTION].lens[n->fn];
-}
-
-/* memcmp of the joined strings, a run of bytes that lies within one part
- * of each at a time; the shorter first when one is a prefix. */
-int ann_name_cmp(const ann *a, uint32_t x, uint32_t y)
-{
-	name_parts u, v;
-	name_parts_of(a, x, &u);
-	name_parts_of(a, y, &v);
-	int i = 0, j = 0;
-	size_t oi = 0, oj = 0;
-	while (i < 3 && j < 3) {
-		size_t n = u.n[i] - oi < v.n[j] - oj ? u.n[i] - oi : v.n[j] - oj;
-		int c = n ? memcmp(u.p[i] + oi, v.p[j] + oj, n) : 0;
-		if (c)
-			return c;
-		if ((oi += n) == u.n[i])
-			i++, oi = 0;
-		if ((oj += n) == v.n[j])
-			j++, oj = 0;
-	}
-	return (i < 3) - (j < 3);
-}
-
-void ann_name_print(ann *a, uint32_t name)
-{
-	name_parts u;
-	name_parts_of(a, name, &u);
-	for (int i = 0; i < 3; i++)
-		rt_out_mem(&a->out, u.p[i], u.n[i]);
-}
-
-typedef struct line_key {
-	const ann *a;
-	uint32_t file;
-	uint64_t line;
-} line_key;
-
-static bool line_eq(const void *ctx, uint32_t i)
-{
-	const line_key *k = ctx;
-	return k->a->lines[i].line == k->line && k->a->lines[i].file == k->file;
-}
-
-static ann_line *line_get(ann *a, uint32_t file, uint64_t line)
-{
-	line_key k = {a, file, line};
-	uint32_t h = cg_hash(file, line, 11);
-	uint32_t i = cg_index_find(&a->line_ix, h, line_eq, &k);
-	if (i == CG_NONE) {
-		ann_line l = {file, line, {NULL, 0}, CG_NONE, CG_NONE, false};
-		RT_PUSH(a->lines, a->nlines, a->clines, l);
-		i = (uint32_t)a->nlines - 1;
-		cg_index_add(&a->line_ix, h, i);
-	}
+	cg_ann_line_key k = {a, file, line};
+	bool added;
+	uint32_t i = cg_index_intern(&a->line_ix, cg_hash(file, line, 11), cg_ann_line_eq, &k,
+				     (void **)&a->lines, &a->nlines, &a->clines, sizeof *a->lines,
+				     &added);
+	if (added)
+		a->lines[i] = (cg_ann_line){file, line, {NULL, 0}, CG_NONE, CG_NONE, false};
 	return &a->lines[i];
-}
-
-const ann_line *ann_line_find(const ann *a, uint32_t file, uint64_t line)
-{
-	line_key k = {a, file, line};
-	uint32_t i = cg_index_find(&a->line_ix, cg_hash(file, line, 11), line_eq, &k);
-	return i == CG_NONE ? NULL : &a->lines[i];
 }
 
 /* Self costs per function name and per source line; the object of the
  * last fn= line naming each function. */
-static uint32_t *add_self_costs(ann *a)
+static uint32_t *add_self_costs(cg_ann *a)
 {
 	const cg_profile *p = a->p;
 	uint32_t *cname = rt_xmalloc((p->ncodes ? p->ncodes : 1) * sizeof *cname);
@@ -382,7 +158,7 @@ static uint32_t *add_self_costs(ann *a)
 		const cg_fn *f = &p->fns[i];
 		if (!f->last_named)
 			continue;
-		ann_name *n = &a->names[name_get(a, a->fstrip[f->file], f->name)];
+		cg_ann_name *n = &a->names[name_get(a, a->fstrip[f->file], f->name)];
 		if (!n->has_obj || f->last_named > n->obj_stamp) {
 			n->has_obj = true;
 			n->obj = f->object;
@@ -391,9 +167,9 @@ static uint32_t *add_self_costs(ann *a)
 	}
 	for (size_t i = 0; i < p->ncosts; i++) {
 		const cg_cost *c = &p->costs[i];
-		ann_cc_add(a, &a->names[cname[c->code]].tot, c->v, c->given);
-		ann_line *l = line_get(a, a->fstrip[p->codes[c->code].file], c->line);
-		ann_cc_add(a, &l->cc, c->v, c->given);
+		cg_ann_cc_add(a, &a->names[cname[c->code]].tot, c->v, c->given);
+		cg_ann_line *l = line_get(a, a->fstrip[p->codes[c->code].file], c->line);
+		cg_ann_cc_add(a, &l->cc, c->v, c->given);
 		l->listed = true;
 	}
 	/* callgrind_annotate takes a jump's source line for a cost line */
@@ -403,7 +179,7 @@ static uint32_t *add_self_costs(ann *a)
 }
 
 typedef struct pair_key {
-	const ann *a;
+	const cg_ann *a;
 	uint32_t caller, callee;
 	uint64_t line;
 } pair_key;
@@ -417,41 +193,42 @@ static bool pair_eq(const void *ctx, uint32_t i)
 static bool pline_eq(const void *ctx, uint32_t i)
 {
 	const pair_key *k = ctx;
-	const ann_pline *l = &k->a->plines[i];
+	const cg_ann_pline *l = &k->a->plines[i];
 	return l->caller == k->caller && l->callee == k->callee && l->line == k->line;
 }
 
-static uint32_t pair_get(ann *a, uint32_t caller, uint32_t callee)
+static uint32_t pair_get(cg_ann *a, uint32_t caller, uint32_t callee)
 {
 	pair_key k = {a, caller, callee, 0};
-	uint32_t h = cg_hash(caller, callee, 13);
-	uint32_t i = cg_index_find(&a->pair_ix, h, pair_eq, &k);
-	if (i != CG_NONE)
-		return i;
-	ann_pair pr = {caller, callee, a->names[callee].callers, a->names[caller].callees, {NULL, 0}, 0};
-	RT_PUSH(a->pairs, a->npairs, a->cpairs, pr);
-	i = (uint32_t)a->npairs - 1;
-	a->names[callee].callers = a->names[caller].callees = i;
-	cg_index_add(&a->pair_ix, h, i);
+	bool added;
+	uint32_t i = cg_index_intern(&a->pair_ix, cg_hash(caller, callee, 13), pair_eq, &k,
+				     (void **)&a->pairs, &a->npairs, &a->cpairs, sizeof *a->pairs,
+				     &added);
+	if (added) {
+		a->pairs[i] = (cg_ann_pair){caller, callee, a->names[callee].callers,
+					    a->names[caller].callees, {NULL, 0}, 0};
+		a->names[callee].callers = a->names[caller].callees = i;
+	}
 	return i;
 }
 
-static ann_pline *pline_get(ann *a, uint32_t pair, uint64_t line, ann_line *at)
+static cg_ann_pline *pline_get(cg_ann *a, uint32_t pair, uint64_t line, cg_ann_line *at)
 {
-	const ann_pair *pr = &a->pairs[pair];
+	const cg_ann_pair *pr = &a->pairs[pair];
 	pair_key k = {a, pr->caller, pr->callee, line};
-	uint32_t h = cg_hash(pr->caller, pr->callee, line);
-	uint32_t i = cg_index_find(&a->pline_ix, h, pline_eq, &k);
-	if (i != CG_NONE)
+	bool added;
+	uint32_t i = cg_index_intern(&a->pline_ix, cg_hash(pr->caller, pr->callee, line), pline_eq,
+				     &k, (void **)&a->plines, &a->nplines, &a->cplines,
+				     sizeof *a->plines, &added);
+	if (!added)
 		return &a->plines[i];
-	ann_pline l = {pr->caller, pr->callee, pair, CG_NONE, line, {NULL, 0}, 0};
+	cg_ann_pline *l = &a->plines[i];
+	*l = (cg_ann_pline){pr->caller, pr->callee, pair, CG_NONE, line, {NULL, 0}, 0};
 	if (at->func == pr->caller) {
-		l.next = at->plines;
-		at->plines = (uint32_t)a->nplines;
+		l->next = at->plines;
+		at->plines = i;
 	}
-	RT_PUSH(a->plines, a->nplines, a->cplines, l);
-	cg_index_add(&a->pline_ix, h, (uint32_t)a->nplines - 1);
-	return &a->plines[a->nplines - 1];
+	return &a->plines[i];
 }
 
 /* Calls, in the order they were first read (which caller came first on
@@ -459,7 +236,7 @@ static ann_pline *pline_get(ann *a, uint32_t pair, uint64_t line, ann_line *at)
  * counted 0 times (Callgrind's dumps after the first, for calls made
  * before them; pprof always) is a cost line to callgrind_annotate: its
  * cost is the caller's own. */
-static void add_calls(ann *a, const uint32_t *cname)
+static void add_calls(cg_ann *a, const uint32_t *cname)
 {
 	const cg_profile *p = a->p;
 	for (size_t i = 0; i < p->ncalls; i++) {
@@ -467,28 +244,28 @@ static void add_calls(ann *a, const uint32_t *cname)
 		const cg_fn *f = &p->fns[c->callee];
 		uint32_t caller = cname[c->code];
 		if (!c->count) {
-			ann_cc_add(a, &a->names[caller].tot, c->v, c->given);
-			ann_line *l = line_get(a, a->names[caller].file, c->line);
-			ann_cc_add(a, &l->cc, c->v, c->given);
+			cg_ann_cc_add(a, &a->names[caller].tot, c->v, c->given);
+			cg_ann_line *l = line_get(a, a->names[caller].file, c->line);
+			cg_ann_cc_add(a, &l->cc, c->v, c->given);
 			l->listed = true;
 			continue;
 		}
 		uint32_t file = c->flags & CG_CALL_FILE_GIVEN ? a->fraw[f->file] : a->fstrip[f->file];
 		uint32_t callee = name_get(a, file, f->name);
 		uint32_t pair = pair_get(a, caller, callee);
-		ann_cc_add(a, &a->pairs[pair].cc, c->v, c->given);
+		cg_ann_cc_add(a, &a->pairs[pair].cc, c->v, c->given);
 		a->pairs[pair].count += c->count;
-		ann_line *at = line_get(a, a->names[caller].file, c->line);
+		cg_ann_line *at = line_get(a, a->names[caller].file, c->line);
 		if (at->func == CG_NONE)
 			at->func = caller;
-		ann_pline *l = pline_get(a, pair, c->line, at);
-		ann_cc_add(a, &l->cc, c->v, c->given);
+		cg_ann_pline *l = pline_get(a, pair, c->line, at);
+		cg_ann_cc_add(a, &l->cc, c->v, c->given);
 		l->count += c->count;
-		ann_name *ce = &a->names[callee];
-		ann_cc_add(a, &ce->cfn, c->v, c->given);
+		cg_ann_name *ce = &a->names[callee];
+		cg_ann_cc_add(a, &ce->cfn, c->v, c->given);
 		ce->has_cfn = true;
 		if (a->o->inclusive)
-			ann_cc_add(a, &a->names[caller].tot, c->v, c->given);
+			cg_ann_cc_add(a, &a->names[caller].tot, c->v, c->given);
 	}
 	if (a->o->inclusive)
 		for (size_t i = 0; i < a->nnames; i++)
@@ -498,7 +275,7 @@ static void add_calls(ann *a, const uint32_t *cname)
 			}
 }
 
-static bool is_zero(const ann *a, const ann_cc *cc)
+static bool is_zero(const cg_ann *a, const cg_ann_cc *cc)
 {
 	for (uint32_t i = 0; i < cc->given && i < a->W; i++)
 		if (cc->v[i])
@@ -508,7 +285,7 @@ static bool is_zero(const ann *a, const ann_cc *cc)
 
 /* A part's total as callgrind_annotate takes it: summary:, else totals:
  * (either when not all zero), else the sum of its cost lines. */
-static bool part_total(ann *a, const cg_part *pt, ann_cc *out)
+static bool part_total(cg_ann *a, const cg_part *pt, cg_ann_cc *out)
 {
 	const uint64_t *src[3] = {pt->summary, pt->totals, pt->sum};
 	uint32_t n[3] = {pt->nsummary, pt->ntotals, pt->nevents};
@@ -516,7 +293,7 @@ static bool part_total(ann *a, const cg_part *pt, ann_cc *out)
 	for (int k = 0; k < 3; k++) {
 		if (!has[k])
 			continue;
-		ann_cc cc = {cg_pool_alloc(&a->pool, a->W), 0};
+		cg_ann_cc cc = {cg_pool_alloc(&a->pool, a->W), 0};
 		for (uint32_t i = 0; i < n[k]; i++) {
 			uint32_t slot = a->p->events[pt->events[i]].slot;
 			cc.v[slot] = src[k][i];
@@ -525,18 +302,18 @@ static bool part_total(ann *a, const cg_part *pt, ann_cc *out)
 		}
 		if (k < 2 && is_zero(a, &cc))
 			continue;
-		ann_cc_add(a, out, cc.v, cc.given);
+		cg_ann_cc_add(a, out, cc.v, cc.given);
 		return k < 2;
 	}
 	return false;
 }
 
-static void compute_summary(ann *a)
+static void compute_summary(cg_ann *a)
 {
 	size_t nparts;
 	const cg_part *parts = cg_profile_parts(a->p, &nparts);
 	bool given = false;
-	ann_cc sum = {NULL, 0};
+	cg_ann_cc sum = {NULL, 0};
 	for (size_t i = 0; i < nparts; i++)
 		given |= part_total(a, &parts[i], &sum);
 	if (given) {
@@ -546,10 +323,10 @@ static void compute_summary(ann *a)
 	a->calculated = true;
 	for (size_t i = 0; i < a->nnames; i++)
 		if (a->names[i].has_tot)
-			ann_cc_add(a, &a->summary, a->names[i].tot.v, a->names[i].tot.given);
+			cg_ann_cc_add(a, &a->summary, a->names[i].tot.v, a->names[i].tot.given);
 }
 
-static void ann_free(ann *a)
+static void cg_ann_free(cg_ann *a)
 {
 	free(a->names);
 	free(a->pairs);
@@ -567,7 +344,7 @@ static void ann_free(ann *a)
 /* --- the report --- */
 
 /* "Label:   first\n" and the others aligned under it. */
-static void print_list(ann *a, const char *label, const char **v, uint32_t n)
+static void print_list(cg_ann *a, const char *label, const char **v, uint32_t n)
 {
 	rt_out_str(&a->out, label);
 	rt_out_str(&a->out, n ? v[0] : "");
@@ -580,7 +357,7 @@ static void print_list(ann *a, const char *label, const char **v, uint32_t n)
 }
 
 /* "Label: a b c\n", as Perl interpolates an array. */
-static void print_joined(ann *a, const char *label, const char **v, uint32_t n)
+static void print_joined(cg_ann *a, const char *label, const char **v, uint32_t n)
 {
 	rt_out_str(&a->out, label);
 	for (uint32_t i = 0; i < n; i++) {
@@ -591,11 +368,11 @@ static void print_joined(ann *a, const char *label, const char **v, uint32_t n)
 	rt_out_ch(&a->out, '\n');
 }
 
-static void print_cols(ann *a, const char *label, const uint32_t *cols, uint32_t n)
+static void print_cols(cg_ann *a, const char *label, const uint32_t *cols, uint32_t n)
 {
 	const char **v = rt_arena_alloc(&a->arena, (n + 1) * sizeof *v);
 	for (uint32_t i = 0; i < n; i++)
-		v[i] = col_name(a, cols ? cols[i] : i);
+		v[i] = cg_ann_col_name(a, cols ? cols[i] : i);
 	print_joined(a, label, v, n);
 }
 
@@ -605,7 +382,7 @@ static int strp_cmp(const void *x, const void *y)
 }
 
 /* "Profiled target:  cmd (PID n, part n, thread n)" from the first part. */
-static void print_target(ann *a, const cg_part *pt)
+static void print_target(cg_ann *a, const cg_part *pt)
 {
 	rt_out *o = &a->out;
 	rt_out_str(o, "Profiled target:  ");
@@ -628,7 +405,7 @@ static void print_target(ann *a, const cg_part *pt)
 
 /* Include dirs as callgrind_annotate lists them: trailing '/' trimmed,
  * then one added. */
-static const char **include_dirs(ann *a)
+static const char **include_dirs(cg_ann *a)
 {
 	const cg_annotate_opts *o = a->o;
 	const char **inc = rt_arena_alloc(&a->arena, (o->ninclude + 1) * sizeof *inc);
@@ -644,14 +421,14 @@ static const char **include_dirs(ann *a)
 	return inc;
 }
 
-static void print_options(ann *a)
+static void print_options(cg_ann *a)
 {
 	const cg_annotate_opts *o = a->o;
 	size_t nparts;
 	const cg_part *parts = cg_profile_parts(a->p, &nparts);
 	const cg_part *pt = nparts ? &parts[0] : NULL;
 	rt_out *out = &a->out;
-	rt_out_str(out, ANN_FANCY "Profile data file '");
+	rt_out_str(out, CG_ANN_FANCY "Profile data file '");
 	rt_out_str(out, o->input ? o->input : "");
 	rt_out_ch(out, '\'');
 	if (pt && pt->creator && *pt->creator) {
@@ -659,7 +436,7 @@ static void print_options(ann *a)
 		rt_out_str(out, pt->creator);
 		rt_out_ch(out, ')');
 	}
-	rt_out_str(out, "\n" ANN_FANCY);
+	rt_out_str(out, "\n" CG_ANN_FANCY);
 	for (uint32_t i = 0; pt && i < pt->ndesc; i++)
 		if (strncmp(pt->desc[i].text, "Option:", 7)) {
 			rt_out_str(out, pt->desc[i].text);
@@ -679,42 +456,45 @@ static void print_options(ann *a)
 	rt_out_str(out, o->no_auto ? "Auto-annotation:  off\n\n" : "Auto-annotation:  on\n\n");
 }
 
-static void print_summary(ann *a)
+static void print_summary(cg_ann *a)
 {
 	uint32_t *w = rt_arena_alloc(&a->arena, a->ncols * sizeof *w);
-	ann_widths_init(a, w);
-	ann_widths_add(a, w, &a->summary);
-	rt_out_str(&a->out, ANN_FANCY);
-	ann_print_events(a, w);
-	rt_out_str(&a->out, "\n" ANN_FANCY);
-	ann_print_cc(a, &a->summary, w);
+	cg_ann_widths_init(a, w);
+	cg_ann_widths_add(a, w, &a->summary);
+	rt_out_str(&a->out, CG_ANN_FANCY);
+	cg_ann_print_events(a, w);
+	rt_out_str(&a->out, "\n" CG_ANN_FANCY);
+	cg_ann_print_cc(a, &a->summary, w);
 	rt_out_str(&a->out, a->calculated ? " PROGRAM TOTALS (calculated)\n\n" : " PROGRAM TOTALS\n\n");
 }
 
 static int name_qcmp(const void *x, const void *y, void *ctx)
 {
-	const ann *a = ctx;
+	const cg_ann *a = ctx;
 	uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
-	int c = ann_cmp_cc(a, &a->names[i].tot, &a->names[j].tot);
-	return c ? c : ann_name_cmp(a, i, j);
+	int c = cg_ann_cmp_cc(a, &a->names[i].tot, &a->names[j].tot);
+	return c ? c : cg_ann_name_cmp(a, i, j);
 }
 
 typedef struct tree_ctx {
-	const ann *a;
+	const cg_ann *a;
 	bool by_caller;
 } tree_ctx;
 
 static int pair_qcmp(const void *x, const void *y, void *ctx)
 {
 	const tree_ctx *t = ctx;
-	const ann *a = t->a;
-	const ann_pair *p = &a->pairs[*(const uint32_t *)x], *q = &a->pairs[*(const uint32_t *)y];
-	int c = ann_cmp_cc(a, &p->cc, &q->cc);
-	return c ? c : t->by_caller ? ann_name_cmp(a, p->caller, q->caller) : ann_name_cmp(a, p->callee, q->callee);
+	const cg_ann *a = t->a;
+	const cg_ann_pair *p = &a->pairs[*(const uint32_t *)x], *q = &a->pairs[*(const uint32_t *)y];
+	int c = cg_ann_cmp_cc(a, &p->cc, &q->cc);
+	if (c)
+		return c;
+	return t->by_caller ? cg_ann_name_cmp(a, p->caller, q->caller)
+			    : cg_ann_name_cmp(a, p->callee, q->callee);
 }
 
 /* The callers (< ...) or callees (> ...) of one function. */
-static void print_tree(ann *a, uint32_t name, bool callers, const uint32_t *w)
+static void print_tree(cg_ann *a, uint32_t name, bool callers, const uint32_t *w)
 {
 	uint32_t *v = NULL;
 	size_t n = 0, cap = 0;
@@ -725,13 +505,13 @@ static void print_tree(ann *a, uint32_t name, bool callers, const uint32_t *w)
 	if (n > 1)
 		qsort_r(v, n, sizeof *v, pair_qcmp, &t);
 	for (size_t i = 0; i < n; i++) {
-		const ann_pair *pr = &a->pairs[v[i]];
-		const ann_name *other = &a->names[callers ? pr->caller : pr->callee];
-		ann_print_cc(a, &pr->cc, w);
+		const cg_ann_pair *pr = &a->pairs[v[i]];
+		const cg_ann_name *other = &a->names[callers ? pr->caller : pr->callee];
+		cg_ann_print_cc(a, &pr->cc, w);
 		rt_out_str(&a->out, callers ? " < " : " >   ");
-		ann_name_print(a, callers ? pr->caller : pr->callee);
+		cg_ann_name_print(a, callers ? pr->caller : pr->callee);
 		rt_out_str(&a->out, " (");
-		ann_commify(&a->out, pr->count);
+		cg_ann_commify(&a->out, pr->count);
 		rt_out_str(&a->out, "x)");
 		if (other->has_obj) {
 			rt_out_str(&a->out, " [");
@@ -744,27 +524,27 @@ static void print_tree(ann *a, uint32_t name, bool callers, const uint32_t *w)
 }
 
 /* Stop when every sort event's running total reached its threshold. */
-static bool thresholds_reached(const ann *a, const __int128 *cur)
+static bool thresholds_reached(const cg_ann *a, const __int128 *cur)
 {
 	for (uint32_t i = 0; i < a->nsort; i++) {
 		bool def;
-		uint64_t s = ann_col(a, &a->summary, a->sort[i], &def);
-		double prop = def && s > 0 ? perl_pct(cur[i], s) : perl_times100(cur[i]);
+		uint64_t s = cg_ann_col(a, &a->summary, a->sort[i], &def);
+		double prop = def && s > 0 ? cg_ann_perl_pct(cur[i], s) : cg_ann_perl_times100(cur[i]);
 		if (!(prop >= a->thr[i]))
 			return false;
 	}
 	return true;
 }
 
-static void update_totals(const ann *a, __int128 *cur, const ann_cc *fn)
+static void update_totals(const cg_ann *a, __int128 *cur, const cg_ann_cc *fn)
 {
 	for (uint32_t i = 0; i < a->nsort; i++) {
 		bool def, sdef;
-		uint64_t v = ann_col(a, fn, a->sort[i], &def);
+		uint64_t v = cg_ann_col(a, fn, a->sort[i], &def);
 		if (!def)
 			continue;
 		if (a->o->inclusive)
-			cur[i] = (__int128)ann_col(a, &a->summary, a->sort[i], &sdef) - v;
+			cur[i] = (__int128)cg_ann_col(a, &a->summary, a->sort[i], &sdef) - v;
 		else
 			cur[i] += v;
 	}
@@ -773,7 +553,7 @@ static void update_totals(const ann *a, __int128 *cur, const ann_cc *fn)
 /* The file part of "file:function" as callgrind_annotate's s/:.+$//
  * leaves it: up to the first ':' that has something after it (the file's
  * own, or the joining one); the display file id of that string. */
-static uint32_t name_file(ann *a, const ann_name *n)
+static uint32_t name_file(cg_ann *a, const cg_ann_name *n)
 {
 	const char *f = a->files.strs[n->file];
 	const char *colon = strchr(f, ':');
@@ -789,14 +569,14 @@ static uint32_t name_file(ann *a, const ann_name *n)
 	return n->file;
 }
 
-static void print_function(ann *a, uint32_t name, const uint32_t *w, bool tree)
+static void print_function(cg_ann *a, uint32_t name, const uint32_t *w, bool tree)
 {
-	const ann_name *n = &a->names[name];
-	ann_print_cc(a, &n->tot, w);
+	const cg_ann_name *n = &a->names[name];
+	cg_ann_print_cc(a, &n->tot, w);
 	if (tree)
 		rt_out_str(&a->out, " * ");
 	rt_out_ch(&a->out, ' ');
-	ann_name_print(a, name);
+	cg_ann_name_print(a, name);
 	const char *obj = n->has_obj ? cg_profile_name(a->p, CG_OBJECT, n->obj) : "";
 	if (*obj) {
 		rt_out_str(&a->out, " [");
@@ -808,26 +588,26 @@ static void print_function(ann *a, uint32_t name, const uint32_t *w, bool tree)
 
 /* The function table. Returns the display file ids of the printed
  * functions (callgrind_annotate's threshold files), *nfiles of them. */
-static uint32_t *print_functions(ann *a, size_t *nfiles)
+static uint32_t *print_functions(cg_ann *a, size_t *nfiles)
 {
 	uint32_t *w = rt_arena_alloc(&a->arena, a->ncols * sizeof *w), *order = NULL, *files = NULL;
 	size_t n = 0, cap = 0, fcap = 0;
-	ann_widths_init(a, w);
+	cg_ann_widths_init(a, w);
 	for (uint32_t i = 0; i < a->nnames; i++)
 		if (a->names[i].has_tot) {
-			ann_widths_add(a, w, &a->names[i].tot);
+			cg_ann_widths_add(a, w, &a->names[i].tot);
 			RT_PUSH(order, n, cap, i);
 		}
-	rt_out_str(&a->out, ANN_FANCY);
-	ann_print_events(a, w);
-	rt_out_str(&a->out, " file:function\n" ANN_FANCY);
+	rt_out_str(&a->out, CG_ANN_FANCY);
+	cg_ann_print_events(a, w);
+	rt_out_str(&a->out, " file:function\n" CG_ANN_FANCY);
 	if (n > 1)
 		qsort_r(order, n, sizeof *order, name_qcmp, a);
 	bool tree = a->o->tree_caller || a->o->tree_calling;
 	__int128 *cur = rt_xcalloc(a->nsort + 1, sizeof *cur);
 	*nfiles = 0;
 	for (size_t k = 0; k < n; k++) {
-		const ann_name *nm = &a->names[order[k]];
+		const cg_ann_name *nm = &a->names[order[k]];
 		if (a->single_thr < 100 && thresholds_reached(a, cur))
 			break;
 		bool unknown = !strcmp(a->files.strs[nm->file], "???") &&
@@ -852,7 +632,7 @@ static uint32_t *print_functions(ann *a, size_t *nfiles)
 int cg_annotate_write(const cg_profile *p, int fd, const cg_annotate_opts *o, char *msg,
 		      size_t msglen)
 {
-	ann a;
+	cg_ann a;
 	memset(&a, 0, sizeof a);
 	a.p = p;
 	a.o = o;
@@ -862,7 +642,7 @@ int cg_annotate_write(const cg_profile *p, int fd, const cg_annotate_opts *o, ch
 	rt_strtab_init(&a.files, &a.arena);
 	int rc = setup_columns(&a, msg, msglen);
 	if (rc) {
-		ann_free(&a);
+		cg_ann_free(&a);
 		return rc;
 	}
 	rt_out_init_fd(&a.out, fd);
@@ -880,9 +660,9 @@ int cg_annotate_write(const cg_profile *p, int fd, const cg_annotate_opts *o, ch
 	print_summary(&a);
 	size_t nfiles;
 	uint32_t *files = print_functions(&a, &nfiles);
-	ann_sources(&a, files, nfiles);
+	cg_ann_sources(&a, files, nfiles);
 	free(files);
 	rc = rt_out_finish(&a.out);
-	ann_free(&a);
+	cg_ann_free(&a);
 	return rc;
 }

@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define ANN_ATS "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@\n"
-#define ANN_WARNING "@@ WARNING @@ WARNING @@ WARNING @@ WARNING @@ WARNING @@ WARNING @@ WARNING @@\n"
+#define CG_ANN_ATS "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@\n"
+#define CG_ANN_WARNING "@@ WARNING @@ WARNING @@ WARNING @@ WARNING @@ WARNING @@ WARNING @@ WARNING @@\n"
 
 typedef struct src_file {
 	char *buf;
@@ -56,14 +56,14 @@ static bool src_load(src_file *f, int fd)
 }
 
 typedef struct src_ctx {
-	ann *a;
+	cg_ann *a;
 	uint32_t *w;
-	ann_cc printed; /* costs of the annotated lines */
+	cg_ann_cc printed; /* costs of the annotated lines */
 	const uint32_t *lines; /* listed line indices of the file, by line */
 	size_t nlines;
 } src_ctx;
 
-static void dashes_line(ann *a, int64_t n)
+static void dashes_line(cg_ann *a, int64_t n)
 {
 	char buf[96];
 	snprintf(buf, sizeof buf, "-- line %lld ----------------------------------------\n", (long long)n);
@@ -72,17 +72,17 @@ static void dashes_line(ann *a, int64_t n)
 
 static int pline_qcmp(const void *x, const void *y, void *ctx)
 {
-	const ann *a = ctx;
-	const ann_pline *p = &a->plines[*(const uint32_t *)x], *q = &a->plines[*(const uint32_t *)y];
-	int c = ann_cmp_cc(a, &a->pairs[p->pair].cc, &a->pairs[q->pair].cc);
-	return c ? c : ann_name_cmp(a, p->callee, q->callee);
+	const cg_ann *a = ctx;
+	const cg_ann_pline *p = &a->plines[*(const uint32_t *)x], *q = &a->plines[*(const uint32_t *)y];
+	int c = cg_ann_cmp_cc(a, &a->pairs[p->pair].cc, &a->pairs[q->pair].cc);
+	return c ? c : cg_ann_name_cmp(a, p->callee, q->callee);
 }
 
 /* The calls made on a line by the first function that called there. */
 static void print_calls(src_ctx *c, uint32_t file, uint64_t line)
 {
-	ann *a = c->a;
-	const ann_line *l = ann_line_find(a, file, line);
+	cg_ann *a = c->a;
+	const cg_ann_line *l = cg_ann_line_find(a, file, line);
 	if (!l || l->func == CG_NONE)
 		return;
 	uint32_t *v = NULL;
@@ -92,12 +92,12 @@ static void print_calls(src_ctx *c, uint32_t file, uint64_t line)
 	if (n > 1)
 		qsort_r(v, n, sizeof *v, pline_qcmp, a);
 	for (size_t i = 0; i < n; i++) {
-		const ann_pline *pl = &a->plines[v[i]];
-		ann_print_cc(a, &pl->cc, c->w);
+		const cg_ann_pline *pl = &a->plines[v[i]];
+		cg_ann_print_cc(a, &pl->cc, c->w);
 		rt_out_str(&a->out, " => ");
-		ann_name_print(a, pl->callee);
+		cg_ann_name_print(a, pl->callee);
 		rt_out_str(&a->out, " (");
-		ann_commify(&a->out, pl->count);
+		cg_ann_commify(&a->out, pl->count);
 		rt_out_str(&a->out, "x)\n");
 	}
 	free(v);
@@ -105,7 +105,7 @@ static void print_calls(src_ctx *c, uint32_t file, uint64_t line)
 
 /* The ranges of lines to show: each listed line with `context` lines
  * around it, overlapping ranges merged. */
-static size_t line_ranges(const ann *a, const src_ctx *c, size_t first, int64_t *pairs)
+static size_t line_ranges(const cg_ann *a, const src_ctx *c, size_t first, int64_t *pairs)
 {
 	int64_t ctx = a->o->context;
 	size_t np = 0;
@@ -129,10 +129,10 @@ static size_t line_ranges(const ann *a, const src_ctx *c, size_t first, int64_t 
  * line it did not reach (those past its end). */
 static size_t print_ranges(src_ctx *c, src_file *f, uint32_t file, size_t first)
 {
-	ann *a = c->a;
+	cg_ann *a = c->a;
 	int64_t *pairs = rt_xmalloc((2 * c->nlines + 2) * sizeof *pairs);
 	size_t np = line_ranges(a, c, first, pairs), next = first;
-	ann_cc none = {NULL, 0};
+	cg_ann_cc none = {NULL, 0};
 	for (size_t k = 0; k < np; k += 2) {
 		int64_t low = pairs[k], high = pairs[k + 1];
 		const char *s;
@@ -147,11 +147,11 @@ static size_t print_ranges(src_ctx *c, src_file *f, uint32_t file, size_t first)
 			if (!truthy)
 				break;
 			if (next < c->nlines && f->nr == (int64_t)a->lines[c->lines[next]].line) {
-				const ann_cc *cc = &a->lines[c->lines[next++]].cc;
-				ann_print_cc(a, cc, c->w);
-				ann_cc_add(a, &c->printed, cc->v, cc->given);
+				const cg_ann_cc *cc = &a->lines[c->lines[next++]].cc;
+				cg_ann_print_cc(a, cc, c->w);
+				cg_ann_cc_add(a, &c->printed, cc->v, cc->given);
 			} else {
-				ann_print_cc(a, &none, c->w);
+				cg_ann_print_cc(a, &none, c->w);
 			}
 			rt_out_ch(&a->out, ' ');
 			rt_out_mem(&a->out, s, n);
@@ -165,10 +165,10 @@ static size_t print_ranges(src_ctx *c, src_file *f, uint32_t file, size_t first)
 	return next;
 }
 
-static void warn_past_end(ann *a, bool newer, const char *name)
+static void warn_past_end(cg_ann *a, bool newer, const char *name)
 {
 	rt_out *o = &a->out;
-	rt_out_str(o, ANN_ATS ANN_WARNING ANN_ATS "@@\n@@ Information recorded about lines past the end of '");
+	rt_out_str(o, CG_ANN_ATS CG_ANN_WARNING CG_ANN_ATS "@@\n@@ Information recorded about lines past the end of '");
 	rt_out_str(o, name);
 	rt_out_str(o, "'.\n@@\n@@ Probable cause and solution:\n");
 	size_t l = strlen(name);
@@ -186,20 +186,20 @@ static void warn_past_end(ann *a, bool newer, const char *name)
 	} else {
 		rt_out_str(o, "@@ cause:    not sure, sorry\n");
 	}
-	rt_out_str(o, "@@\n" ANN_ATS);
+	rt_out_str(o, "@@\n" CG_ANN_ATS);
 }
 
-static void warn_newer(ann *a, const char *name)
+static void warn_newer(cg_ann *a, const char *name)
 {
 	rt_out *o = &a->out;
-	rt_out_str(o, ANN_ATS ANN_WARNING ANN_ATS "@ Source file '");
+	rt_out_str(o, CG_ANN_ATS CG_ANN_WARNING CG_ANN_ATS "@ Source file '");
 	rt_out_str(o, name);
 	rt_out_str(o, "' is more recent than input file '");
 	rt_out_str(o, a->o->input);
-	rt_out_str(o, "'.\n@ Annotations may not be correct.\n" ANN_ATS "\n");
+	rt_out_str(o, "'.\n@ Annotations may not be correct.\n" CG_ANN_ATS "\n");
 }
 
-static bool newer_than_input(const ann *a, int fd)
+static bool newer_than_input(const cg_ann *a, int fd)
 {
 	struct stat s, in;
 	if (fstat(fd, &s))
@@ -211,14 +211,14 @@ static bool newer_than_input(const ann *a, int fd)
 /* One opened source file with its listed lines. */
 static void annotate_file(src_ctx *c, int fd, uint32_t file, const char *name)
 {
-	ann *a = c->a;
+	cg_ann *a = c->a;
 	bool newer = newer_than_input(a, fd);
 	if (newer)
 		warn_newer(a, name);
-	ann_widths_init(a, c->w);
+	cg_ann_widths_init(a, c->w);
 	for (size_t i = 0; i < c->nlines; i++)
-		ann_widths_add(a, c->w, &a->lines[c->lines[i]].cc);
-	ann_print_events(a, c->w);
+		cg_ann_widths_add(a, c->w, &a->lines[c->lines[i]].cc);
+	cg_ann_print_events(a, c->w);
 	rt_out_str(&a->out, "\n\n");
 	bool has0 = c->nlines && a->lines[c->lines[0]].line == 0;
 	src_file f;
@@ -228,7 +228,7 @@ static void annotate_file(src_ctx *c, int fd, uint32_t file, const char *name)
 	if (next < c->nlines) {
 		for (size_t i = next; i < c->nlines; i++) {
 			char buf[48];
-			ann_print_cc(a, &a->lines[c->lines[i]].cc, c->w);
+			cg_ann_print_cc(a, &a->lines[c->lines[i]].cc, c->w);
 			snprintf(buf, sizeof buf, " <bogus line %llu>\n",
 				 (unsigned long long)a->lines[c->lines[i]].line);
 			rt_out_str(&a->out, buf);
@@ -238,7 +238,7 @@ static void annotate_file(src_ctx *c, int fd, uint32_t file, const char *name)
 	}
 	rt_out_ch(&a->out, '\n');
 	if (has0) {
-		ann_print_cc(a, &a->lines[c->lines[0]].cc, c->w);
+		cg_ann_print_cc(a, &a->lines[c->lines[0]].cc, c->w);
 		rt_out_str(&a->out, " <counts for unidentified lines in ");
 		rt_out_str(&a->out, a->files.strs[file]);
 		rt_out_str(&a->out, ">\n\n");
@@ -247,7 +247,7 @@ static void annotate_file(src_ctx *c, int fd, uint32_t file, const char *name)
 
 /* Opens name in the include dirs ("" first) as callgrind_annotate
  * tries them; *shown: how its header names the file. */
-static int open_source(ann *a, const char *name, char **shown)
+static int open_source(cg_ann *a, const char *name, char **shown)
 {
 	const cg_annotate_opts *o = a->o;
 	int fd = open(name, O_RDONLY | O_CLOEXEC);
@@ -282,8 +282,8 @@ static int file_qcmp(const void *x, const void *y, void *ctx)
 
 static int line_qcmp(const void *x, const void *y, void *ctx)
 {
-	const ann *a = ctx;
-	const ann_line *l = &a->lines[*(const uint32_t *)x], *m = &a->lines[*(const uint32_t *)y];
+	const cg_ann *a = ctx;
+	const cg_ann_line *l = &a->lines[*(const uint32_t *)x], *m = &a->lines[*(const uint32_t *)y];
 	if (l->file != m->file)
 		return l->file < m->file ? -1 : 1;
 	return (l->line > m->line) - (l->line < m->line);
@@ -291,7 +291,7 @@ static int line_qcmp(const void *x, const void *y, void *ctx)
 
 /* The files to annotate, sorted by name: the user's, and with --auto the
  * printed functions' files but "???". *user gets a flag per file id. */
-static uint32_t *files_to_annotate(ann *a, const uint32_t *tfiles, size_t ntfiles, size_t *n,
+static uint32_t *files_to_annotate(cg_ann *a, const uint32_t *tfiles, size_t ntfiles, size_t *n,
 				   uint8_t **user)
 {
 	const cg_annotate_opts *o = a->o;
@@ -317,7 +317,7 @@ static uint32_t *files_to_annotate(ann *a, const uint32_t *tfiles, size_t ntfile
 
 /* The files that had code (fl=, fi=, fe=): callgrind_annotate has line
  * information for those, even if empty. */
-static uint8_t *files_with_info(const ann *a)
+static uint8_t *files_with_info(const cg_ann *a)
 {
 	uint8_t *has = rt_xcalloc(a->files.n + 1, 1);
 	for (size_t c = 0; c < a->p->ncodes; c++)
@@ -325,11 +325,11 @@ static uint8_t *files_with_info(const ann *a)
 	return has;
 }
 
-static void print_unfound(ann *a, const uint32_t *ids, size_t n)
+static void print_unfound(cg_ann *a, const uint32_t *ids, size_t n)
 {
 	if (!n)
 		return;
-	rt_out_str(&a->out, ANN_FANCY "The following files chosen for auto-annotation could not be found:\n" ANN_FANCY);
+	rt_out_str(&a->out, CG_ANN_FANCY "The following files chosen for auto-annotation could not be found:\n" CG_ANN_FANCY);
 	for (size_t i = 0; i < n; i++) {
 		rt_out_str(&a->out, "  ");
 		rt_out_str(&a->out, a->files.strs[ids[i]]);
@@ -340,28 +340,28 @@ static void print_unfound(ann *a, const uint32_t *ids, size_t n)
 
 /* The last table: the costs of the annotated lines, against the program
  * totals (where those are 0 or smaller, against themselves). */
-static void print_annotated_total(ann *a, ann_cc *printed)
+static void print_annotated_total(cg_ann *a, cg_ann_cc *printed)
 {
-	ann_cc s = {cg_pool_alloc(&a->pool, a->W), a->summary.given};
+	cg_ann_cc s = {cg_pool_alloc(&a->pool, a->W), a->summary.given};
 	for (uint32_t i = 0; i < a->summary.given; i++) {
 		uint64_t pv = i < printed->given ? printed->v[i] : 0;
 		s.v[i] = a->summary.v[i] == 0 || pv > a->summary.v[i] ? pv : a->summary.v[i];
 	}
-	ann_cc saved = a->summary;
+	cg_ann_cc saved = a->summary;
 	a->summary = s;
 	uint32_t *w = rt_xmalloc(a->ncols * sizeof *w);
-	ann_widths_init(a, w);
-	ann_widths_add(a, w, printed);
-	rt_out_str(&a->out, ANN_FANCY);
-	ann_print_events(a, w);
-	rt_out_str(&a->out, "\n" ANN_FANCY);
-	ann_print_cc(a, printed, w);
+	cg_ann_widths_init(a, w);
+	cg_ann_widths_add(a, w, printed);
+	rt_out_str(&a->out, CG_ANN_FANCY);
+	cg_ann_print_events(a, w);
+	rt_out_str(&a->out, "\n" CG_ANN_FANCY);
+	cg_ann_print_cc(a, printed, w);
 	rt_out_str(&a->out, " events annotated\n\n");
 	a->summary = saved;
 	free(w);
 }
 
-void ann_sources(ann *a, const uint32_t *tfiles, size_t ntfiles)
+void cg_ann_sources(cg_ann *a, const uint32_t *tfiles, size_t ntfiles)
 {
 	uint8_t *user;
 	size_t nfiles, nunfound = 0, nl = 0;
@@ -383,9 +383,9 @@ void ann_sources(ann *a, const uint32_t *tfiles, size_t ntfiles)
 			unfound[nunfound++] = f;
 			continue;
 		}
-		rt_out_str(&a->out, user[f] ? ANN_FANCY "-- User-annotated source: " : ANN_FANCY "-- Auto-annotated source: ");
+		rt_out_str(&a->out, user[f] ? CG_ANN_FANCY "-- User-annotated source: " : CG_ANN_FANCY "-- Auto-annotated source: ");
 		rt_out_str(&a->out, shown);
-		rt_out_str(&a->out, "\n" ANN_FANCY);
+		rt_out_str(&a->out, "\n" CG_ANN_FANCY);
 		free(shown);
 		if (f >= a->files.n || !info[f]) {
 			rt_out_str(&a->out, "  No information has been collected for ");

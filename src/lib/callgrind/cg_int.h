@@ -32,6 +32,26 @@ static inline uint32_t cg_index_find(const cg_index *x, uint32_t h,
 	}
 }
 
+/* Find-or-add, for every table of the model and of the report: the index
+ * of the entry of the table (*arr, *n, *cap of `size`-byte entries) that
+ * eq() accepts under hash h, else of a new entry at the table's end, in
+ * the index x, that the caller fills (*added says so). Nothing is built
+ * for a lookup that finds its entry. Inlined like cg_index_find. */
+static inline uint32_t cg_index_intern(cg_index *x, uint32_t h,
+				       bool (*eq)(const void *ctx, uint32_t i), const void *key,
+				       void **arr, size_t *n, size_t *cap, size_t size, bool *added)
+{
+	uint32_t i = cg_index_find(x, h, eq, key);
+	*added = i == CG_NONE;
+	if (!*added)
+		return i;
+	if (*n == *cap)
+		rt_grow(arr, cap, *n + 1, size);
+	i = (uint32_t)(*n)++;
+	cg_index_add(x, h, i);
+	return i;
+}
+
 static inline uint32_t cg_hash(uint64_t a, uint64_t b, uint64_t c)
 {
 	return (uint32_t)(rt_mix64(a * 0x9e3779b97f4a7c15ULL ^ rt_mix64(b + 0x632be59bd9b4e019ULL) ^ c) >> 16);

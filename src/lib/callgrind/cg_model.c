@@ -297,14 +297,12 @@ static bool fn_eq(const void *ctx, uint32_t i)
 uint32_t cg_fn_get(cg_profile *p, uint32_t object, uint32_t file, uint32_t name)
 {
 	fn_key k = {p, object, file, name};
-	uint32_t h = cg_hash(object, file, name);
-	uint32_t i = cg_index_find(&p->fn_ix, h, fn_eq, &k);
-	if (i != CG_NONE)
-		return i;
-	cg_fn f = {object, file, name, 0};
-	RT_PUSH(p->fns, p->nfns, p->cfns, f);
-	cg_index_add(&p->fn_ix, h, (uint32_t)p->nfns - 1);
-	return (uint32_t)p->nfns - 1;
+	bool added;
+	uint32_t i = cg_index_intern(&p->fn_ix, cg_hash(object, file, name), fn_eq, &k,
+				     (void **)&p->fns, &p->nfns, &p->cfns, sizeof *p->fns, &added);
+	if (added)
+		p->fns[i] = (cg_fn){object, file, name, 0};
+	return i;
 }
 
 typedef struct code_key {
@@ -322,14 +320,13 @@ static bool code_eq(const void *ctx, uint32_t i)
 uint32_t cg_code_get(cg_profile *p, uint32_t part, uint32_t fn, uint32_t file)
 {
 	code_key k = {p, part, fn, file};
-	uint32_t h = cg_hash(fn, file, part);
-	uint32_t i = cg_index_find(&p->code_ix, h, code_eq, &k);
-	if (i != CG_NONE)
-		return i;
-	cg_code c = {fn, file, part};
-	RT_PUSH(p->codes, p->ncodes, p->ccodes, c);
-	cg_index_add(&p->code_ix, h, (uint32_t)p->ncodes - 1);
-	return (uint32_t)p->ncodes - 1;
+	bool added;
+	uint32_t i = cg_index_intern(&p->code_ix, cg_hash(fn, file, part), code_eq, &k,
+				     (void **)&p->codes, &p->ncodes, &p->ccodes, sizeof *p->codes,
+				     &added);
+	if (added)
+		p->codes[i] = (cg_code){fn, file, part};
+	return i;
 }
 
 /* --- costs, calls, jumps --- */
@@ -365,14 +362,11 @@ void cg_add_cost(cg_profile *p, uint32_t code, uint64_t addr, uint64_t line,
 	uint32_t i = p->last_cost;
 	if (i < p->ncosts && cost_eq(&k, i))
 		goto add;
-	uint32_t h = cg_hash(addr, line, code);
-	i = cg_index_find(&p->cost_ix, h, cost_eq, &k);
-	if (i == CG_NONE) {
-		cg_cost c = {addr, line, code, 0, cg_pool_alloc(&p->pool, p->nslots)};
-		RT_PUSH(p->costs, p->ncosts, p->ccosts, c);
-		i = (uint32_t)p->ncosts - 1;
-		cg_index_add(&p->cost_ix, h, i);
-	}
+	bool added;
+	i = cg_index_intern(&p->cost_ix, cg_hash(addr, line, code), cost_eq, &k, (void **)&p->costs,
+			    &p->ncosts, &p->ccosts, sizeof *p->costs, &added);
+	if (added)
+		p->costs[i] = (cg_cost){addr, line, code, 0, cg_pool_alloc(&p->pool, p->nslots)};
 	p->last_cost = i;
 add:;
 	cg_cost *c = &p->costs[i];
@@ -396,18 +390,17 @@ void cg_add_call(cg_profile *p, const cg_call *c, const uint64_t *v)
 {
 	call_key k = {p, c};
 	uint32_t h = cg_hash(c->addr, c->line, (uint64_t)c->code << 32 | c->callee);
-	uint32_t i = cg_index_find(&p->call_ix, h, call_eq, &k);
-	if (i == CG_NONE) {
-		cg_call n = *c;
-		n.given = 0;
-		n.count = 0;
-		n.flags = 0;
-		n.v = cg_pool_alloc(&p->pool, p->nslots);
-		RT_PUSH(p->calls, p->ncalls, p->ccalls, n);
-		i = (uint32_t)p->ncalls - 1;
-		cg_index_add(&p->call_ix, h, i);
-	}
+	bool added;
+	uint32_t i = cg_index_intern(&p->call_ix, h, call_eq, &k, (void **)&p->calls, &p->ncalls,
+				     &p->ccalls, sizeof *p->calls, &added);
 	cg_call *e = &p->calls[i];
+	if (added) { /* c's position and callee, nothing counted yet */
+		*e = *c;
+		e->given = 0;
+		e->count = 0;
+		e->flags = 0;
+		e->v = cg_pool_alloc(&p->pool, p->nslots);
+	}
 	e->count += c->count;
 	e->flags |= c->flags;
 	add_values((uint64_t *)e->v, &e->given, v, c->given);
@@ -433,13 +426,12 @@ void cg_add_jump(cg_profile *p, const cg_jump *j)
 	uint32_t h = cg_hash(j->addr ^ j->line << 20, j->to_addr ^ j->to_line << 20,
 			     (uint64_t)j->code << 32 ^ (uint64_t)j->to_fn << 8 ^ j->to_file ^
 				     (uint64_t)j->conditional << 63);
-	uint32_t i = cg_index_find(&p->jump_ix, h, jump_eq, &k);
-	if (i == CG_NONE) {
-		cg_jump n = *j;
-		n.executed = n.followed = 0;
-		RT_PUSH(p->jumps, p->njumps, p->cjumps, n);
-		i = (uint32_t)p->njumps - 1;
-		cg_index_add(&p->jump_ix, h, i);
+	bool added;
+	uint32_t i = cg_index_intern(&p->jump_ix, h, jump_eq, &k, (void **)&p->jumps, &p->njumps,
+				     &p->cjumps, sizeof *p->jumps, &added);
+	if (added) {
+		p->jumps[i] = *j;
+		p->jumps[i].executed = p->jumps[i].followed = 0;
 	}
 	p->jumps[i].executed += j->executed;
 	p->jumps[i].followed += j->followed;

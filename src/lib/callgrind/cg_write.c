@@ -9,6 +9,7 @@
  * plus one, so they are the same in every part), subpositions relative
  * to the previous cost line ("+n", "-n", "*"), absolute again after each
  * change of function or file, as Callgrind writes them. */
+#define _GNU_SOURCE /* qsort_r */
 #include "callgrind/cg_int.h"
 #include "util/out.h"
 
@@ -42,11 +43,9 @@ typedef struct writer {
 
 /* --- ordering --- */
 
-static const cg_profile *sort_p;
-
-static int code_cmp(const void *a, const void *b)
+static int code_cmp(const void *a, const void *b, void *ctx)
 {
-	const cg_profile *p = sort_p;
+	const cg_profile *p = ctx;
 	const cg_code *x = &p->codes[*(const uint32_t *)a], *y = &p->codes[*(const uint32_t *)b];
 	const cg_fn *fx = &p->fns[x->fn], *fy = &p->fns[y->fn];
 	if (x->part != y->part)
@@ -78,16 +77,16 @@ static int item_cmp(const void *a, const void *b)
 }
 
 /* Every cost, call and jump, sorted by code (in writing order) and
- * position. The sort's comparison reads the profile through sort_p:
- * qsort has no context argument (qsort_r is not portable). */
+ * position. The codes' comparison reads the profile as qsort_r's context
+ * (glibc's, as the annotate report's sorts): no global, so that two
+ * profiles can be written at once. */
 static item *sorted_items(const cg_profile *p, size_t *count)
 {
 	uint32_t *order = rt_xmalloc((p->ncodes ? p->ncodes : 1) * sizeof *order);
 	uint32_t *rank = rt_xmalloc((p->ncodes ? p->ncodes : 1) * sizeof *rank);
 	for (uint32_t i = 0; i < p->ncodes; i++)
 		order[i] = i;
-	sort_p = p;
-	qsort(order, p->ncodes, sizeof *order, code_cmp);
+	qsort_r(order, p->ncodes, sizeof *order, code_cmp, (void *)p);
 	for (uint32_t i = 0; i < p->ncodes; i++)
 		rank[order[i]] = i;
 	free(order);

@@ -1,6 +1,7 @@
 /* The resolver: the trace's memory map as a sorted table of mappings, a
- * cache of resolved addresses, interned strings. The pass over a trace's
- * backtraces is resolve_pass.c.
+ * cache of resolved addresses. The pass over a trace's backtraces is
+ * resolve_pass.c; the strings, hash and sort every resolver file uses are
+ * resolve_base.c.
  *
  * Each module file is opened once (resolve_module.c) at its link-time
  * addresses; every mapping of it carries its own bias, so one module
@@ -135,16 +136,6 @@ void rt_resolve_get_stats(const rt_resolver *r, rt_resolve_stats *st)
 	*st = r->st;
 }
 
-uint32_t rt_resolve_str(rt_resolver *r, const char *s, size_t len)
-{
-	return r->out ? rt_trace_intern(r->out, s, len) : rt_strtab_intern(&r->strs, s, len);
-}
-
-const char *rt_resolve_strp(const rt_resolver *r, uint32_t id)
-{
-	return r->out ? rt_trace_str(r->out, id) : r->strs.strs[id];
-}
-
 /* The mapping holding a: of several (a module unloaded, another loaded at
  * its place), the one live at the call, else the one mapped last. */
 static rt_rmap *find_map(rt_resolver *r, uint64_t a, uint64_t call_index)
@@ -265,64 +256,4 @@ bool rt_resolve_addr(rt_resolver *r, uint64_t addr, uint64_t call_index, rt_reso
 	out->locs = e->n ? r->locs + e->off : NULL;
 	out->text = e->text_id != RT_NONE ? rt_resolve_strp(r, e->text_id) : NULL;
 	return true;
-}
-
-void rt_resolve_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
-{
-	const char *p = base;
-	for (size_t i = 1; i < n; i++) {
-		if (cmp(p + (i - 1) * size, p + i * size) > 0) {
-			qsort(base, n, size, cmp);
-			return;
-		}
-	}
-}
-
-/* rt_rhash: open addressing on the mixed keys. */
-struct rt_rslot {
-	uint64_t a, b, v;
-	bool used;
-};
-
-static struct rt_rslot *rhash_slot(const rt_rhash *h, uint64_t a, uint64_t b)
-{
-	size_t mask = h->nslots - 1;
-	for (size_t i = rt_mix64(a ^ rt_mix64(b)) & mask;; i = (i + 1) & mask) {
-		struct rt_rslot *s = &h->slots[i];
-		if (!s->used || (s->a == a && s->b == b))
-			return s;
-	}
-}
-
-bool rt_rhash_get(const rt_rhash *h, uint64_t a, uint64_t b, uint64_t *v)
-{
-	if (!h->nslots)
-		return false;
-	const struct rt_rslot *s = rhash_slot(h, a, b);
-	if (s->used)
-		*v = s->v;
-	return s->used;
-}
-
-void rt_rhash_put(rt_rhash *h, uint64_t a, uint64_t b, uint64_t v)
-{
-	if ((h->n + 1) * 2 > h->nslots) {
-		rt_rhash old = *h;
-		h->nslots = h->nslots ? h->nslots * 2 : 64;
-		h->slots = rt_xcalloc(h->nslots, sizeof *h->slots);
-		for (size_t i = 0; i < old.nslots; i++) {
-			if (old.slots[i].used)
-				*rhash_slot(h, old.slots[i].a, old.slots[i].b) = old.slots[i];
-		}
-		free(old.slots);
-	}
-	struct rt_rslot *s = rhash_slot(h, a, b);
-	h->n += !s->used;
-	*s = (struct rt_rslot){a, b, v, true};
-}
-
-void rt_rhash_free(rt_rhash *h)
-{
-	free(h->slots);
-	memset(h, 0, sizeof *h);
 }

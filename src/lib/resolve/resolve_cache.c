@@ -94,7 +94,7 @@ static bool valid_copy(int fd, const unsigned char *id, size_t len)
 	return ok;
 }
 
-int rt_cache_open(const char *dir, const unsigned char *id, size_t len, char **name)
+int rt_resolve_cache_open(const char *dir, const unsigned char *id, size_t len, char **name)
 {
 	char *path = cache_name(dir, id, len, false);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -129,7 +129,7 @@ static bool is_section(Elf *elf, size_t shstrndx, const GElf_Shdr *sh, const cha
 
 /* Whether the debug file open on fd deserves a copy: it has the build id,
  * zlib sections to inflate and nothing else that stands in the way. */
-bool rt_cache_wanted(int fd, const unsigned char *id, size_t len)
+bool rt_resolve_cache_wanted(int fd, const unsigned char *id, size_t len)
 {
 	elf_version(EV_CURRENT);
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -280,7 +280,7 @@ static bool make_dirs(const char *dir)
 	return ok;
 }
 
-int rt_cache_build(rt_resolver *r, int fd, const unsigned char *id, size_t len, char **name)
+int rt_resolve_cache_build(rt_resolver *r, int fd, const unsigned char *id, size_t len, char **name)
 {
 	const char *dir = r->o.cache_dir;
 	char *tmp = cache_name(dir, id, len, true), *path = cache_name(dir, id, len, false);

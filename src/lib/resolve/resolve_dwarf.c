@@ -172,25 +172,25 @@ static uint64_t function_name(rt_resolver *r, rt_rmod *m, Dwarf_Die *die, int ta
 			      Dwarf_Addr bias, uint64_t a, rt_rfunc *f)
 {
 	uint64_t off = f ? 0 : dwarf_dieoffset(die), name = f ? f->name : RT_RNAME_UNKNOWN, named;
-	if (name == RT_RNAME_UNKNOWN && (f || !rt_rhash_get(&m->names, off, 0, &name))) {
+	if (name == RT_RNAME_UNKNOWN && (f || !rt_resolve_hash_get(&m->names, off, 0, &name))) {
 		name = die_name(r, die);
 		if (f)
 			f->name = name;
 		else
-			rt_rhash_put(&m->names, off, 0, name);
+			rt_resolve_hash_put(&m->names, off, 0, name);
 	}
 	rt_rsym *sym;
 	if ((name & NAME_LINKAGE) || tag != DW_TAG_subprogram || !(sym = rt_resolve_symbol(m, a)))
 		return name;
 	if (f && f->named_sym == sym)
 		return f->named;
-	if (f || !rt_rhash_get(&m->names, off, (uintptr_t)sym, &named)) {
+	if (f || !rt_resolve_hash_get(&m->names, off, (uintptr_t)sym, &named)) {
 		named = symbol_for_function(r, m, die, bias, sym, name);
 		if (f) {
 			f->named_sym = sym;
 			f->named = named;
 		} else {
-			rt_rhash_put(&m->names, off, (uintptr_t)sym, named);
+			rt_resolve_hash_put(&m->names, off, (uintptr_t)sym, named);
 		}
 	}
 	return named;

@@ -161,9 +161,9 @@ static int cached(rt_resolver *r, const unsigned char *id, size_t len, char **na
 	int src = open_by_build_id(r, id, len, &orig);
 	if (src < 0)
 		return -1;
-	int fd = rt_cache_open(r->o.cache_dir, id, len, name);
-	if (fd < 0 && rt_cache_wanted(src, id, len))
-		fd = rt_cache_build(r, src, id, len, name);
+	int fd = rt_resolve_cache_open(r->o.cache_dir, id, len, name);
+	if (fd < 0 && rt_resolve_cache_wanted(src, id, len))
+		fd = rt_resolve_cache_build(r, src, id, len, name);
 	close(src);
 	free(orig);
 	return fd;

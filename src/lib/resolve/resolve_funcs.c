@@ -76,7 +76,7 @@ static rt_rcu *new_unit(rt_rmod *m, Dwarf_Die *cudie, Dwarf_Off off)
 	cu->comp_dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &attr));
 	collect(cu, cudie, 0);
 	rt_resolve_sort(cu->f, cu->n, sizeof *cu->f, func_cmp);
-	cu->lines = rt_lines_load(m, cudie);
+	cu->lines = rt_resolve_lines_load(m, cudie);
 	return cu;
 }
 
@@ -133,11 +133,11 @@ static uint32_t src_path(rt_resolver *r, const rt_rcu *cu, const char *file)
 /* The path of file number index of the unit's own table, interned once. */
 static uint32_t table_file(rt_resolver *r, rt_rcu *cu, uint64_t index)
 {
-	const char *name = rt_lines_file(cu->lines, index);
+	const char *name = rt_resolve_lines_file(cu->lines, index);
 	if (!name)
 		return RT_NONE;
 	if (!cu->file_ids)
-		cu->file_ids = rt_xcalloc(rt_lines_nfiles(cu->lines), sizeof *cu->file_ids);
+		cu->file_ids = rt_xcalloc(rt_resolve_lines_nfiles(cu->lines), sizeof *cu->file_ids);
 	if (!cu->file_ids[index])
 		cu->file_ids[index] = src_path(r, cu, name) + 1;
 	return cu->file_ids[index] - 1;
@@ -149,7 +149,7 @@ bool rt_resolve_line(rt_resolver *r, rt_rmod *m, rt_rcu *cu, uint64_t a, uint64_
 	int l = 0;
 	if (cu->lines) {
 		uint32_t index;
-		if (!rt_lines_find(cu->lines, pc, &index, &l) || l <= 0 ||
+		if (!rt_resolve_lines_find(cu->lines, pc, &index, &l) || l <= 0 ||
 		    (*file = table_file(r, cu, index)) == RT_NONE)
 			return false;
 	} else {
@@ -177,7 +177,7 @@ uint32_t rt_resolve_file(rt_resolver *r, rt_rcu *cu, uint64_t index)
 void rt_resolve_free_units(rt_rmod *m)
 {
 	for (size_t i = 0; i < m->ncus; i++) {
-		rt_lines_free(m->cus[i]->lines);
+		rt_resolve_lines_free(m->cus[i]->lines);
 		free(m->cus[i]->file_ids);
 		free(m->cus[i]->f);
 		free(m->cus[i]);

@@ -47,9 +47,6 @@ typedef struct rt_rhash {
 	size_t n, nslots;
 } rt_rhash;
 
-bool rt_rhash_get(const rt_rhash *h, uint64_t a, uint64_t b, uint64_t *v);
-void rt_rhash_put(rt_rhash *h, uint64_t a, uint64_t b, uint64_t v);
-void rt_rhash_free(rt_rhash *h);
 
 /* A function symbol of a module, in libdwfl's address space. */
 typedef struct rt_rsym {
@@ -147,6 +144,17 @@ struct rt_resolver {
 	size_t cbuf;
 };
 
+/* resolve_base.c: what every resolver file uses; calls no other one */
+/* A string interned (in out, else the resolver's table), and back. */
+uint32_t rt_resolve_str(rt_resolver *r, const char *s, size_t len);
+const char *rt_resolve_strp(const rt_resolver *r, uint32_t id);
+/* qsort, after a look whether base is in order already (often so) */
+void rt_resolve_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+bool rt_resolve_hash_get(const rt_rhash *h, uint64_t a, uint64_t b, uint64_t *v);
+void rt_resolve_hash_put(rt_rhash *h, uint64_t a, uint64_t b, uint64_t v);
+void rt_resolve_hash_free(rt_rhash *h);
+void rt_resolve_warn(rt_resolver *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* resolve.c */
 /* A resolver whose names and texts go into out, when not NULL. */
 rt_resolver *rt_resolve_new_for(const rt_trace *t, const rt_resolve_opts *opts, rt_trace *out);
@@ -159,18 +167,12 @@ void rt_resolve_compute(rt_resolver *r, rt_rent *e);
  * unreadable module leaves its addresses bare, so that a later run (with
  * --root or --debug-dir) can still resolve them. */
 bool rt_resolve_usable(rt_resolver *r, rt_rmap *map);
-/* A string interned (in out, else the resolver's table), and back. */
-uint32_t rt_resolve_str(rt_resolver *r, const char *s, size_t len);
-const char *rt_resolve_strp(const rt_resolver *r, uint32_t id);
-/* qsort, after a look whether base is in order already (often so) */
-void rt_resolve_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 
 /* resolve_module.c */
 bool rt_resolve_open_module(rt_resolver *r, rt_rmod *m, const rt_rmap *map);
 void rt_resolve_close_module(rt_rmod *m);
 bool rt_resolve_place(rt_resolver *r, rt_rmap *map);
 rt_rsym *rt_resolve_symbol(const rt_rmod *m, uint64_t addr);
-void rt_resolve_warn(rt_resolver *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* resolve_find.c: libdwfl's find_debuginfo callback (the cache, and the
  * standard search without its debuginfod fallback when no server is set) */
@@ -179,9 +181,10 @@ int rt_resolve_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *mod
 			      GElf_Word debuglink_crc, char **debuginfo_file_name);
 
 /* resolve_cache.c: decompressed copies of debug files, by build id */
-int rt_cache_open(const char *dir, const unsigned char *id, size_t len, char **name);
-bool rt_cache_wanted(int fd, const unsigned char *id, size_t len);
-int rt_cache_build(rt_resolver *r, int fd, const unsigned char *id, size_t len, char **name);
+int rt_resolve_cache_open(const char *dir, const unsigned char *id, size_t len, char **name);
+bool rt_resolve_cache_wanted(int fd, const unsigned char *id, size_t len);
+int rt_resolve_cache_build(rt_resolver *r, int fd, const unsigned char *id, size_t len,
+			   char **name);
 
 /* resolve_funcs.c: the units of a module, with their functions by
  * address, line tables and file names */
@@ -195,11 +198,11 @@ uint32_t rt_resolve_file(rt_resolver *r, rt_rcu *cu, uint64_t index);
 void rt_resolve_free_units(rt_rmod *m);
 
 /* resolve_lines.c */
-rt_rlines *rt_lines_load(rt_rmod *m, Dwarf_Die *cudie);
-bool rt_lines_find(rt_rlines *l, uint64_t pc, uint32_t *file, int *line);
-const char *rt_lines_file(const rt_rlines *l, uint64_t index);
-size_t rt_lines_nfiles(const rt_rlines *l);
-void rt_lines_free(rt_rlines *l);
+rt_rlines *rt_resolve_lines_load(rt_rmod *m, Dwarf_Die *cudie);
+bool rt_resolve_lines_find(rt_rlines *l, uint64_t pc, uint32_t *file, int *line);
+const char *rt_resolve_lines_file(const rt_rlines *l, uint64_t index);
+size_t rt_resolve_lines_nfiles(const rt_rlines *l);
+void rt_resolve_lines_free(rt_rlines *l);
 
 /* resolve_dwarf.c */
 uint32_t rt_resolve_demangle(rt_resolver *r, const char *name, bool *demangled);

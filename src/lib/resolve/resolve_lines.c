@@ -11,7 +11,7 @@
  *
  * Whatever this decoder does not take exactly as libdw does (an unusual
  * form or opcode, a value wider than libdw's fields, a big-endian or
- * relocatable file, malformed data) makes rt_lines_load fail, and the
+ * relocatable file, malformed data) makes rt_resolve_lines_load fail, and the
  * caller asks libdw for that unit instead: the answers are libdw's
  * either way. */
 #include "resolve/resolve_int.h"
@@ -591,7 +591,7 @@ static bool unit_info(Dwarf_Die *cudie, uint64_t *off, lhdr *h)
 	return true;
 }
 
-rt_rlines *rt_lines_load(rt_rmod *m, Dwarf_Die *cudie)
+rt_rlines *rt_resolve_lines_load(rt_rmod *m, Dwarf_Die *cudie)
 {
 	Dwarf_Addr bias;
 	Dwarf *dw = dwfl_module_getdwarf(m->mod, &bias);
@@ -620,7 +620,7 @@ rt_rlines *rt_lines_load(rt_rmod *m, Dwarf_Die *cudie)
 	return l;
 }
 
-void rt_lines_free(rt_rlines *l)
+void rt_resolve_lines_free(rt_rlines *l)
 {
 	if (l) {
 		free(l->rows);
@@ -647,7 +647,7 @@ static bool find_near(const rt_rlines *l, uint64_t pc, size_t *row)
 	return false;
 }
 
-bool rt_lines_find(rt_rlines *l, uint64_t pc, uint32_t *file, int *line)
+bool rt_resolve_lines_find(rt_rlines *l, uint64_t pc, uint32_t *file, int *line)
 {
 	size_t i;
 	if (!find_near(l, pc, &i)) {
@@ -666,12 +666,12 @@ bool rt_lines_find(rt_rlines *l, uint64_t pc, uint32_t *file, int *line)
 	return true;
 }
 
-size_t rt_lines_nfiles(const rt_rlines *l)
+size_t rt_resolve_lines_nfiles(const rt_rlines *l)
 {
 	return l->nfiles;
 }
 
-const char *rt_lines_file(const rt_rlines *l, uint64_t index)
+const char *rt_resolve_lines_file(const rt_rlines *l, uint64_t index)
 {
 	return index < l->nfiles ? l->files[index] : NULL;
 }

@@ -8,7 +8,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <gelf.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,18 +18,6 @@
 
 #define PAGE 4096u
 #define PADDING 64u /* most a function's end is aligned to */ /* of the traced machine when its map gives no file offset */
-
-void rt_resolve_warn(rt_resolver *r, const char *fmt, ...)
-{
-	if (!r->o.warn)
-		return;
-	char buf[2048];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	r->o.warn(r->o.ctx, buf);
-}
 
 /* The running kernel's vDSO stands for the traced one only when the trace
  * was taken here (no --root), on this architecture, and its [vdso]
@@ -171,7 +158,7 @@ bool rt_resolve_open_module(rt_resolver *r, rt_rmod *m, const rt_rmap *map)
 void rt_resolve_close_module(rt_rmod *m)
 {
 	rt_resolve_free_units(m);
-	rt_rhash_free(&m->names);
+	rt_resolve_hash_free(&m->names);
 	rt_arena_free(&m->arena);
 	free(m->debug_file);
 	free(m->debug_link);

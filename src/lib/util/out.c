@@ -1,3 +1,6 @@
+/* rt_out: a buffer that is flushed to a descriptor when full, or grows in
+ * memory (fd -1), and the number formatting every writer uses (see
+ * out.h for why it is hand-rolled). */
 #include "util/out.h"
 #include "util/util.h"
 
@@ -57,49 +60,40 @@ int rt_out_finish(rt_out *o)
 	return o->err;
 }
 
-void rt_out_u64(rt_out *o, uint64_t v)
+/* The one number formatter: the digits of v in `base` (10 or 16) from the
+ * right, zero padded to `width` (at most 24 digits). Inlined into each
+ * caller with a constant base, the division becomes a multiply (10) or a
+ * shift (16): these print every number of every writer. */
+static inline __attribute__((always_inline)) void out_digits(rt_out *o, uint64_t v, int width,
+							      unsigned base, const char *digits)
 {
 	char tmp[24];
 	int i = 24;
 	do {
-		tmp[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	rt_out_mem(o, tmp + i, (size_t)(24 - i));
-}
-
-void rt_out_dec_pad(rt_out *o, uint64_t v, int width)
-{
-	char tmp[24];
-	int i = 24;
-	do {
-		tmp[--i] = (char)('0' + v % 10);
-		v /= 10;
+		tmp[--i] = digits[base == 16 ? v & 15 : v % base];
+		v = base == 16 ? v >> 4 : v / base; /* the shift, as GCC keeps its flags */
 	} while (v);
 	while (24 - i < width && i > 0)
 		tmp[--i] = '0';
 	rt_out_mem(o, tmp + i, (size_t)(24 - i));
 }
 
-static void out_hex(rt_out *o, uint64_t v, int width, const char *digits)
+void rt_out_u64(rt_out *o, uint64_t v)
 {
-	char tmp[16];
-	int i = 16;
-	do {
-		tmp[--i] = digits[v & 15];
-		v >>= 4;
-	} while (v);
-	while (16 - i < width && i > 0)
-		tmp[--i] = '0';
-	rt_out_mem(o, tmp + i, (size_t)(16 - i));
+	out_digits(o, v, 0, 10, "0123456789");
+}
+
+void rt_out_dec_pad(rt_out *o, uint64_t v, int width)
+{
+	out_digits(o, v, width, 10, "0123456789");
 }
 
 void rt_out_hex(rt_out *o, uint64_t v, int width)
 {
-	out_hex(o, v, width, "0123456789abcdef");
+	out_digits(o, v, width, 16, "0123456789abcdef");
 }
 
 void rt_out_hex_upper(rt_out *o, uint64_t v, int width)
 {
-	out_hex(o, v, width, "0123456789ABCDEF");
+	out_digits(o, v, width, 16, "0123456789ABCDEF");
 }

@@ -44,12 +44,13 @@ static inline void rt_out_ch(rt_out *o, char c)
 	o->buf[o->len++] = c;
 }
 
+/* Decimal, as few digits as needed. */
 void rt_out_u64(rt_out *o, uint64_t v);
 /* Lower-case hex without prefix; at least `width` digits, zero padded. */
 void rt_out_hex(rt_out *o, uint64_t v, int width);
 /* The same in upper case (Valgrind's addresses). */
 void rt_out_hex_upper(rt_out *o, uint64_t v, int width);
-/* Zero-padded decimal of exactly `width` digits (or more if needed). */
+/* Zero-padded decimal of at least `width` digits. */
 void rt_out_dec_pad(rt_out *o, uint64_t v, int width);
 
 #endif

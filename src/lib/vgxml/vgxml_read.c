@@ -16,12 +16,12 @@
  * Pieces remember which input bytes they came from, so that a parser
  * offset (where a root ended, where a nested document starts) maps back to
  * the input; protocol 1-3 documents are repaired (vgxml_repair.c) before
- * expat sees them, the others go through as they are. */
+ * expat sees them, the others go through as they are. Positions and
+ * diagnostics (shared with the handlers) are vgxml_diag.c. */
 #include "util/util.h"
 #include "vgxml/vgxml_read_int.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,100 +32,6 @@
 #define VGXML_TYPO_REST "protocolversion>"
 
 enum { VGXML_EOF = VGXML_FAIL + 1 };
-
-/* ---- positions and diagnostics ---- */
-
-/* Expat's line and (0-based) column in the session, as the input's. */
-static void vgxml_map_pos(const vgxml_reader *r, uint64_t L, uint64_t C, uint64_t *line,
-			  uint32_t *col)
-{
-	uint64_t rel = L ? L - 1 : 0, c = C;
-	if (rel == 0)
-		c = c > r->pre ? c - r->pre : 0;
-	if (rel == r->typo_line && c > r->typo_col)
-		c--; /* after the '/' the head's typo got */
-	uint64_t v = (rel == 0 ? r->col0 - 1 : 0) + c + 1;
-	*line = r->line0 + rel;
-	*col = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
-}
-
-void rt_vgxml_where(const vgxml_reader *r, uint64_t *line, uint32_t *col)
-{
-	if (!r->xp) {
-		*line = r->line;
-		*col = r->col;
-		return;
-	}
-	vgxml_map_pos(r, XML_GetCurrentLineNumber(r->xp), XML_GetCurrentColumnNumber(r->xp), line,
-		      col);
-}
-
-static void vgxml_vwarn(vgxml_reader *r, uint64_t line, uint32_t col, const char *fmt, va_list ap)
-{
-	if (!r->o || !r->o->warn)
-		return;
-	rt_diag d = {r->file, line, col, ""};
-	vsnprintf(d.msg, sizeof d.msg, fmt, ap);
-	r->o->warn(r->o->ctx, &d);
-}
-
-static void vgxml_warn_at(vgxml_reader *r, uint64_t line, uint32_t col, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static void vgxml_warn_at(vgxml_reader *r, uint64_t line, uint32_t col, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vgxml_vwarn(r, line, col, fmt, ap);
-	va_end(ap);
-}
-
-static void vgxml_vfail(vgxml_reader *r, uint64_t line, uint32_t col, const char *fmt, va_list ap)
-{
-	if (r->failed)
-		return;
-	r->failed = true;
-	r->stop = VGXML_FAIL;
-	*r->err = (rt_diag){r->file, line, col, ""};
-	vsnprintf(r->err->msg, sizeof r->err->msg, fmt, ap);
-	if (r->xp)
-		XML_StopParser(r->xp, XML_FALSE);
-}
-
-/* A warning or the failure at the current event. */
-static void vgxml_vhere(vgxml_reader *r, bool fail, const char *fmt, va_list ap)
-{
-	uint64_t line;
-	uint32_t col;
-	rt_vgxml_where(r, &line, &col);
-	(fail ? vgxml_vfail : vgxml_vwarn)(r, line, col, fmt, ap);
-}
-
-void rt_vgxml_warn(vgxml_reader *r, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vgxml_vhere(r, false, fmt, ap);
-	va_end(ap);
-}
-
-void rt_vgxml_fail(vgxml_reader *r, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vgxml_vhere(r, true, fmt, ap);
-	va_end(ap);
-}
-
-static void vgxml_fail_here(vgxml_reader *r, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-/* A failure at the reader's own position, between documents. */
-static void vgxml_fail_here(vgxml_reader *r, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vgxml_vfail(r, r->line, r->col, fmt, ap);
-	va_end(ap);
-}
 
 /* Line (0-based) and column (expat's, 0-based) of p[pos + n] relative to
  * p[pos], the session's first byte. */
@@ -157,7 +63,7 @@ static bool vgxml_refill(vgxml_reader *r)
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0) {
-			vgxml_fail_here(r, "cannot read: %s", strerror(errno));
+			rt_vgxml_fail_here(r, "cannot read: %s", strerror(errno));
 			return false;
 		}
 		r->eof = got == 0;
@@ -289,7 +195,7 @@ static int vgxml_feed_repair(vgxml_reader *r, size_t len, bool last)
 	if (!before && r->rep.repaired) {
 		uint64_t line = r->line0 + r->rep.first_line;
 		uint32_t col = r->rep.first_line ? r->rep.first_col + 1 : r->col0 + r->rep.first_col;
-		vgxml_warn_at(r, line, col, "unescaped '&' or '<' in the text of a protocol %u "
+		rt_vgxml_warn_at(r, line, col, "unescaped '&' or '<' in the text of a protocol %u "
 			      "document: escaped, and any further ones (protocols 1-3 escape only "
 			      "<fn>)", r->doc.version);
 	}
@@ -359,29 +265,11 @@ static bool vgxml_session_place(vgxml_reader *r)
 {
 	uint64_t raw;
 	if (!vgxml_raw_offset(r, r->stop_idx, &raw) || raw < r->off || raw > r->off + r->end) {
-		vgxml_fail_here(r, "cannot tell where the document ends in the input");
+		rt_vgxml_fail_here(r, "cannot tell where the document ends in the input");
 		return false;
 	}
 	r->pos = (size_t)(raw - r->off);
 	return true;
-}
-
-void rt_vgxml_doc_end(vgxml_reader *r)
-{
-	int len = XML_GetCurrentByteCount(r->xp);
-	r->stop = VGXML_END;
-	r->stop_idx = (uint64_t)XML_GetCurrentByteIndex(r->xp) + (uint64_t)len;
-	rt_vgxml_where(r, &r->line, &r->col);
-	r->col += (uint32_t)len;
-	XML_StopParser(r->xp, XML_TRUE);
-}
-
-void rt_vgxml_doc_nested(vgxml_reader *r)
-{
-	r->stop = VGXML_NESTED;
-	r->stop_idx = (uint64_t)XML_GetCurrentByteIndex(r->xp);
-	rt_vgxml_where(r, &r->line, &r->col);
-	XML_StopParser(r->xp, XML_FALSE);
 }
 
 /* A fresh parser at the window, positions counted from there. */
@@ -392,7 +280,7 @@ static bool vgxml_session_reset(vgxml_reader *r)
 	else
 		XML_ParserReset(r->xp, NULL);
 	if (!r->xp) {
-		vgxml_fail_here(r, "out of memory (expat parser)");
+		rt_vgxml_fail_here(r, "out of memory (expat parser)");
 		return false;
 	}
 	rt_vgxml_tree_setup(r);
@@ -474,24 +362,24 @@ static int vgxml_input_end(vgxml_reader *r, bool in_session)
 	if (in_session && r->in_doc) {
 		r->st->truncated = true;
 		if (r->depth >= 2)
-			vgxml_warn_at(r, line, col, "input ends inside <%s> (opened at line %llu); the "
+			rt_vgxml_warn_at(r, line, col, "input ends inside <%s> (opened at line %llu); the "
 				      "%llu complete elements before it are kept",
 				      rt_vgxml_open_name(r, 1), (unsigned long long)r->top_line,
 				      (unsigned long long)r->doc.kept);
 		else
-			vgxml_warn_at(r, line, col, "input ends inside <valgrindoutput> (opened at "
+			rt_vgxml_warn_at(r, line, col, "input ends inside <valgrindoutput> (opened at "
 				      "line %llu); its %llu complete elements are kept",
 				      (unsigned long long)r->doc.line,
 				      (unsigned long long)r->doc.kept);
 		rt_vgxml_tree_drop_open(r);
 	} else if (in_session && r->st->docs) {
 		r->st->truncated = true;
-		vgxml_warn_at(r, line, col, "input ends before the root element of another document");
+		rt_vgxml_warn_at(r, line, col, "input ends before the root element of another document");
 	}
 	while (r->nsusp) {
 		const vgxml_doc *d = &r->susp[--r->nsusp];
 		r->st->truncated = true;
-		vgxml_warn_at(r, line, col, "input ends inside <valgrindoutput> (opened at line %llu, "
+		rt_vgxml_warn_at(r, line, col, "input ends inside <valgrindoutput> (opened at line %llu, "
 			      "interrupted at line %llu by another document); its %llu complete "
 			      "elements are kept", (unsigned long long)d->line,
 			      (unsigned long long)d->cut_at, (unsigned long long)d->kept);
@@ -500,7 +388,7 @@ static int vgxml_input_end(vgxml_reader *r, bool in_session)
 		return 0;
 	r->line = line;
 	r->col = col;
-	vgxml_fail_here(r, in_session ? "expected <valgrindoutput>, the input ends before it"
+	rt_vgxml_fail_here(r, in_session ? "expected <valgrindoutput>, the input ends before it"
 				      : "expected a <valgrindoutput> document, the input is empty");
 	return -1;
 }
@@ -537,7 +425,7 @@ static int vgxml_documents(vgxml_reader *r)
 			return -1;
 		bool starts = vgxml_doc_starts(r);
 		if (!starts && !r->nsusp && r->st->docs) {
-			vgxml_fail_here(r, "expected another <valgrindoutput> document or the end of "
+			rt_vgxml_fail_here(r, "expected another <valgrindoutput> document or the end of "
 				       "the input");
 			return -1;
 		}

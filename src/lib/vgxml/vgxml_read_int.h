@@ -274,10 +274,19 @@ void rt_vgxml_tree_free(vgxml_reader *r);
 void rt_vgxml_tree_drop_open(vgxml_reader *r);
 const char *rt_vgxml_open_name(const vgxml_reader *r, size_t depth);
 
-/* vgxml_read.c */
+/* vgxml_diag.c */
+/* The input's line and column of the current expat event (of the
+ * reader's own position between sessions). */
 void rt_vgxml_where(const vgxml_reader *r, uint64_t *line, uint32_t *col);
+/* A warning or the failure at the current event. */
 void rt_vgxml_warn(vgxml_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void rt_vgxml_fail(vgxml_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A warning at a given place. */
+void rt_vgxml_warn_at(vgxml_reader *r, uint64_t line, uint32_t col, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* A failure at the reader's own position, between documents. */
+void rt_vgxml_fail_here(vgxml_reader *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* The root closed: the session ends after its end tag. */
 void rt_vgxml_doc_end(vgxml_reader *r);
 /* A document starts at the current event, inside the open one. */
