@@ -42,7 +42,7 @@ int main(int argc, char **argv)
 	}
 	printf("bytes %" PRIu64 " docs %" PRIu64 " errors %" PRIu64 " elements %" PRIu64
 	       " nodes %zu backtraces %u\n", st.bytes, st.docs, st.errors, st.elements,
-	       rt_vg_node_count(t), rt_trace_bt_count(t));
+	       rt_vgxml_node_count(t), rt_trace_bt_count(t));
 	rt_trace_free(t);
 	close(fd);
 	return rc ? 1 : 0;

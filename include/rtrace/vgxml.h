@@ -5,8 +5,8 @@
  * backtrace whose frames carry obj/fn/dir/file/line as frame details. An
  * element's text is its character data as read (none when it has child
  * elements; blanks alone in an element that holds others, like
- * <errorcounts>, are none), <usercomment>'s its raw XML (RT_VG_RAW),
- * <rawtext>'s its CDATA sections (RT_VG_CDATA). It accepts what Valgrind
+ * <errorcounts>, are none), <usercomment>'s its raw XML (RT_VGXML_RAW),
+ * <rawtext>'s its CDATA sections (RT_VGXML_CDATA). It accepts what Valgrind
  * really writes: files cut off when Valgrind or the program was killed
  * (every complete element is kept, a warning says where the input ended),
  * several documents in one file (children traced into one file, the
@@ -23,7 +23,7 @@
  * (rtrace/heapcheck.h), whose memcheck document is built when it is
  * written and not kept; a trace read from Valgrind XML keeps Valgrind's
  * documents, and its heap checking results are a view of them filled
- * once (rt_vgdoc_to_heapcheck); the writer writes the documents. */
+ * once (rt_vgxml_to_heapcheck); the writer writes the documents. */
 #ifndef RTRACE_VGXML_H
 #define RTRACE_VGXML_H
 
@@ -95,17 +95,17 @@ typedef struct rt_vgxml_write_opts {
  * grouped as memcheck groups them (for a trace without leak verdicts, the
  * blocks still allocated at its end, said to be no more than that),
  * error and suppression counts, in memcheck 3.19's words. It is built in
- * a new trace (its only document, rt_vg_doc_root(d, 0), with the strings,
+ * a new trace (its only document, rt_vgxml_doc_root(d, 0), with the strings,
  * stacks and frame details it refers to), which the caller frees with
  * rt_trace_free; t is not changed. rt_vgxml_write_* build it themselves:
  * this is for looking at the document. */
-RTRACE_API rt_trace *rt_vgdoc_build(const rt_trace *t, const rt_vgxml_write_opts *opts);
+RTRACE_API rt_trace *rt_vgxml_build(const rt_trace *t, const rt_vgxml_write_opts *opts);
 
 /* Writes t's Valgrind findings as protocol 4 XML in Valgrind 3.19's exact
  * layout: every document t holds, one after the other (documents read in
  * an older protocol are upgraded; a protocol 4 file read and written back
  * is the same bytes); a trace that holds none (rtrace's own findings)
- * gets the memcheck document rt_vgdoc_build makes of them, built for the
+ * gets the memcheck document rt_vgxml_build makes of them, built for the
  * write and discarded. opts is for that document: documents held are
  * written as they are.
  * Returns 0 or -errno on a write error; the _mem form returns a malloc'ed,
@@ -120,7 +120,7 @@ RTRACE_API char *rt_vgxml_write_mem(const rt_trace *t, const rt_vgxml_write_opts
  * reports show Valgrind's findings. The documents stay the source (the
  * XML writer writes them): the results are a view of them, filled once
  * (later calls do nothing). */
-RTRACE_API void rt_vgdoc_to_heapcheck(rt_trace *t);
+RTRACE_API void rt_vgxml_to_heapcheck(rt_trace *t);
 
 #ifdef __cplusplus
 }

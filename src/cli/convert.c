@@ -177,7 +177,7 @@ static int read_input(rt_trace *t, cg_profile **prof, const convert_opts *o, enu
 		rt_diag_format(&err, buf, sizeof buf);
 		cli_error("%s", buf);
 	}
-	bool empty = *format == CLI_VGXML	 ? rt_vg_doc_count(t) == 0
+	bool empty = *format == CLI_VGXML	 ? rt_vgxml_doc_count(t) == 0
 		     : *format == CLI_CALLGRIND ? cg_profile_slots(*prof) == 0
 						 : rt_trace_header_count(t) == 0;
 	return rc && empty ? -1 : 0;
@@ -222,7 +222,7 @@ static void prepare(rt_trace *t, cg_profile **prof, enum cli_format format, conv
 {
 	bool resolve = !o->no_resolve && !(rt_trace_filter_bits(t) & RT_FILTER_RESOLVE);
 	if (format == CLI_VGXML && o->to != TO_XML)
-		rt_vgdoc_to_heapcheck(t);
+		rt_vgxml_to_heapcheck(t);
 	if (o->to == TO_XML && format != CLI_VGXML && resolve)
 		cli_resolve(t, &o->res); /* the writer builds memcheck's document */
 	if (o->to == TO_CALLGRIND && format != CLI_CALLGRIND) {

@@ -324,7 +324,7 @@ int cmd_postproc(int argc, char **argv)
 	if (fd != STDIN_FILENO)
 		close(fd);
 	if (format == CLI_VGXML)
-		rt_vgdoc_to_heapcheck(t);
+		rt_vgxml_to_heapcheck(t);
 	if (s.leaks)
 		rt_leaks_finish(s.leaks, t);
 	rt_leaks_free(s.leaks);

@@ -31,16 +31,16 @@ static bool drop(void *ctx, rt_trace *t, uint32_t node)
 {
 	(void)t, (void)node;
 	size_t *peak = ctx;
-	if (rt_vg_node_count(t) > *peak)
-		*peak = rt_vg_node_count(t);
+	if (rt_vgxml_node_count(t) > *peak)
+		*peak = rt_vgxml_node_count(t);
 	return false;
 }
 
 static uint64_t frames_of(const rt_trace *t)
 {
 	uint64_t n = 0;
-	for (uint32_t i = 0; i < rt_vg_node_count(t); i++) {
-		uint32_t bt = rt_vg_node_at(t, i)->bt;
+	for (uint32_t i = 0; i < rt_vgxml_node_count(t); i++) {
+		uint32_t bt = rt_vgxml_node_at(t, i)->bt;
 		if (bt == RT_NONE)
 			continue;
 		const rt_frame *f = rt_trace_bt_frames(t, bt);
@@ -56,11 +56,11 @@ static uint64_t frames_of(const rt_trace *t)
  * <what> (protocols 1-3). */
 static void print_leak(const rt_trace *t, uint32_t e, const char *kind)
 {
-	uint32_t xw = rt_vg_find(t, e, "xwhat", RT_NONE);
+	uint32_t xw = rt_vgxml_find(t, e, "xwhat", RT_NONE);
 	uint32_t at = xw != RT_NONE ? xw : e;
-	const char *bytes = rt_vg_child_text(t, at, "leakedbytes");
-	const char *blocks = rt_vg_child_text(t, at, "leakedblocks");
-	const char *text = rt_vg_child_text(t, at, xw != RT_NONE ? "text" : "what");
+	const char *bytes = rt_vgxml_child_text(t, at, "leakedbytes");
+	const char *blocks = rt_vgxml_child_text(t, at, "leakedblocks");
+	const char *text = rt_vgxml_child_text(t, at, xw != RT_NONE ? "text" : "what");
 	unsigned long long direct = bytes ? strtoull(bytes, NULL, 10) : 0;
 	const char *paren = text ? strstr(text, " (") : NULL;
 	if (paren && strstr(paren, " direct,"))
@@ -72,18 +72,18 @@ static void print_doc(const rt_trace *t, uint32_t root)
 {
 	uint64_t counted = 0;
 	bool any = false;
-	for (uint32_t c = rt_vg_node_at(t, root)->child; c != RT_NONE; c = rt_vg_node_at(t, c)->next) {
-		const char *name = rt_vg_name(t, c);
+	for (uint32_t c = rt_vgxml_node_at(t, root)->child; c != RT_NONE; c = rt_vgxml_node_at(t, c)->next) {
+		const char *name = rt_vgxml_name(t, c);
 		if (!strcmp(name, "errorcounts")) {
 			counted = 0;
 			any = true;
-			for (uint32_t p = rt_vg_find(t, c, "pair", RT_NONE); p != RT_NONE;
-			     p = rt_vg_find(t, c, "pair", p))
-				counted += strtoull(rt_vg_child_text(t, p, "count"), NULL, 10);
+			for (uint32_t p = rt_vgxml_find(t, c, "pair", RT_NONE); p != RT_NONE;
+			     p = rt_vgxml_find(t, c, "pair", p))
+				counted += strtoull(rt_vgxml_child_text(t, p, "count"), NULL, 10);
 		}
 		if (strcmp(name, "error"))
 			continue;
-		const char *kind = rt_vg_child_text(t, c, "kind");
+		const char *kind = rt_vgxml_child_text(t, c, "kind");
 		printf("kind %s\n", kind ? kind : "?");
 		if (kind && !strncmp(kind, "Leak_", 5))
 			print_leak(t, c, kind);
@@ -117,9 +117,9 @@ int main(int argc, char **argv)
 	if (dropping) {
 		printf("peak nodes %zu\n", peak);
 	} else {
-		printf("nodes %zu\nframes %" PRIu64 "\n", rt_vg_node_count(t), frames_of(t));
-		for (size_t d = 0; d < rt_vg_doc_count(t); d++)
-			print_doc(t, rt_vg_doc_root(t, d));
+		printf("nodes %zu\nframes %" PRIu64 "\n", rt_vgxml_node_count(t), frames_of(t));
+		for (size_t d = 0; d < rt_vgxml_doc_count(t); d++)
+			print_doc(t, rt_vgxml_doc_root(t, d));
 	}
 	if (rc) {
 		char buf[1024];

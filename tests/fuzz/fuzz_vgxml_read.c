@@ -44,40 +44,40 @@ static void on_warn(void *ctx, const rt_diag *d)
 static bool drop_all(void *ctx, rt_trace *t, uint32_t node)
 {
 	(void)ctx;
-	const rt_vg_node *n = rt_vg_node_at(t, node);
+	const rt_vgxml_node *n = rt_vgxml_node_at(t, node);
 	CHECK(n && n->parent != RT_NONE);
-	CHECK(rt_vg_node_at(t, n->parent)->parent == RT_NONE);
+	CHECK(rt_vgxml_node_at(t, n->parent)->parent == RT_NONE);
 	return false;
 }
 
 /* Checks the links of every node; returns the roots' children. */
 static uint64_t check_tree(const rt_trace *t)
 {
-	size_t n = rt_vg_node_count(t);
+	size_t n = rt_vgxml_node_count(t);
 	uint64_t top = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		const rt_vg_node *x = rt_vg_node_at(t, i);
+		const rt_vgxml_node *x = rt_vgxml_node_at(t, i);
 		CHECK(x->name != RT_NONE);
 		if (x->bt != RT_NONE) {
 			CHECK(x->bt < rt_trace_bt_count(t));
 			CHECK(x->child == RT_NONE);
-			CHECK(!strcmp(rt_vg_name(t, i), "stack"));
+			CHECK(!strcmp(rt_vgxml_name(t, i), "stack"));
 		}
 		if (x->parent == RT_NONE)
 			continue;
 		CHECK(x->parent < i);
-		const rt_vg_node *p = rt_vg_node_at(t, x->parent);
+		const rt_vgxml_node *p = rt_vgxml_node_at(t, x->parent);
 		top += p->parent == RT_NONE;
 		uint32_t c = p->child;
 		while (c != RT_NONE && c != i) {
 			CHECK(c < n);
-			c = rt_vg_node_at(t, c)->next;
+			c = rt_vgxml_node_at(t, c)->next;
 		}
 		CHECK(c == i); /* listed by its parent */
 		CHECK(x->next == RT_NONE ? p->last == i : x->next > i);
 	}
-	for (size_t d = 0; d < rt_vg_doc_count(t); d++)
-		CHECK(rt_vg_node_at(t, rt_vg_doc_root(t, d))->parent == RT_NONE);
+	for (size_t d = 0; d < rt_vgxml_doc_count(t); d++)
+		CHECK(rt_vgxml_node_at(t, rt_vgxml_doc_root(t, d))->parent == RT_NONE);
 	return top;
 }
 
@@ -98,11 +98,11 @@ static int read_once(const uint8_t *data, size_t size, bool drop, rt_vgxml_stats
 	CHECK(st->errors <= st->elements);
 	uint64_t top = check_tree(t);
 	if (drop)
-		CHECK(top == 0 && rt_vg_node_count(t) == rt_vg_doc_count(t));
+		CHECK(top == 0 && rt_vgxml_node_count(t) == rt_vgxml_doc_count(t));
 	else
 		CHECK(top == st->elements);
-	CHECK(rt_vg_doc_count(t) == st->docs);
-	*nodes = rt_vg_node_count(t);
+	CHECK(rt_vgxml_doc_count(t) == st->docs);
+	*nodes = rt_vgxml_node_count(t);
 	rt_trace_free(t);
 	return rc;
 }

@@ -43,11 +43,11 @@ static bool on_element(void *ctx, rt_trace *t, uint32_t node)
 {
 	seen *s = ctx;
 	s->calls++;
-	assert_true(node < rt_vg_node_count(t));
-	const rt_vg_node *n = rt_vg_node_at(t, node);
-	assert_int_equal(rt_vg_node_at(t, n->parent)->parent, RT_NONE); /* a root's child */
-	if (rt_vg_node_count(t) > s->maxnodes)
-		s->maxnodes = rt_vg_node_count(t);
+	assert_true(node < rt_vgxml_node_count(t));
+	const rt_vgxml_node *n = rt_vgxml_node_at(t, node);
+	assert_int_equal(rt_vgxml_node_at(t, n->parent)->parent, RT_NONE); /* a root's child */
+	if (rt_vgxml_node_count(t) > s->maxnodes)
+		s->maxnodes = rt_vgxml_node_count(t);
 	return !s->drop;
 }
 
@@ -101,8 +101,8 @@ static void expect_error(const char *xml, uint64_t line, uint32_t col, const cha
 
 static uint32_t root(const rt_trace *t, size_t i)
 {
-	assert_true(i < rt_vg_doc_count(t));
-	return rt_vg_doc_root(t, i);
+	assert_true(i < rt_vgxml_doc_count(t));
+	return rt_vgxml_doc_root(t, i);
 }
 
 /* The n-th child (0-based) named name. */
@@ -110,9 +110,9 @@ static uint32_t nth(const rt_trace *t, uint32_t node, const char *name, int n)
 {
 	uint32_t c = RT_NONE;
 	for (int k = 0; k <= n; k++) {
-		c = rt_vg_find(t, node, name, c);
+		c = rt_vgxml_find(t, node, name, c);
 		if (c == RT_NONE)
-			fail_msg("no <%s> #%d under <%s>", name, n, rt_vg_name(t, node));
+			fail_msg("no <%s> #%d under <%s>", name, n, rt_vgxml_name(t, node));
 	}
 	return c;
 }
@@ -120,16 +120,16 @@ static uint32_t nth(const rt_trace *t, uint32_t node, const char *name, int n)
 static size_t count_children(const rt_trace *t, uint32_t node)
 {
 	size_t n = 0;
-	for (uint32_t c = rt_vg_node_at(t, node)->child; c != RT_NONE; c = rt_vg_node_at(t, c)->next)
+	for (uint32_t c = rt_vgxml_node_at(t, node)->child; c != RT_NONE; c = rt_vgxml_node_at(t, c)->next)
 		n++;
 	return n;
 }
 
 static const char *text_of(const rt_trace *t, uint32_t node, const char *name)
 {
-	const char *s = rt_vg_child_text(t, node, name);
+	const char *s = rt_vgxml_child_text(t, node, name);
 	if (!s)
-		fail_msg("<%s> has no <%s> with text", rt_vg_name(t, node), name);
+		fail_msg("<%s> has no <%s> with text", rt_vgxml_name(t, node), name);
 	return s;
 }
 
@@ -177,9 +177,9 @@ static rt_trace *read_data(const char *name, seen *s, rt_vgxml_stats *st)
 /* The first top-level <error> whose <child> has this text, or RT_NONE. */
 static uint32_t error_with(const rt_trace *t, uint32_t root, const char *child, const char *text)
 {
-	for (uint32_t e = rt_vg_find(t, root, "error", RT_NONE); e != RT_NONE;
-	     e = rt_vg_find(t, root, "error", e)) {
-		const char *x = rt_vg_child_text(t, e, child);
+	for (uint32_t e = rt_vgxml_find(t, root, "error", RT_NONE); e != RT_NONE;
+	     e = rt_vgxml_find(t, root, "error", e)) {
+		const char *x = rt_vgxml_child_text(t, e, child);
 		if (x && !strcmp(x, text))
 			return e;
 	}
@@ -347,8 +347,8 @@ static void walk_stack(walk *w, uint32_t bt)
 
 static void walk_node(walk *w, uint32_t id)
 {
-	const rt_vg_node *n = rt_vg_node_at(w->t, id);
-	const char *name = rt_vg_name(w->t, id);
+	const rt_vgxml_node *n = rt_vgxml_node_at(w->t, id);
+	const char *name = rt_vgxml_name(w->t, id);
 	if (n->bt != RT_NONE) {
 		assert_string_equal(name, "stack");
 		assert_int_equal(n->child, RT_NONE);
@@ -367,7 +367,7 @@ static void walk_node(walk *w, uint32_t id)
 				 text, l->text);
 		return;
 	}
-	for (uint32_t c = n->child; c != RT_NONE; c = rt_vg_node_at(w->t, c)->next)
+	for (uint32_t c = n->child; c != RT_NONE; c = rt_vgxml_node_at(w->t, c)->next)
 		walk_node(w, c);
 }
 
@@ -385,8 +385,8 @@ static rt_trace *check_file(const char *name, rt_vgxml_stats *st, size_t *chains
 	seen s;
 	rt_trace *t = read_data(name, &s, st);
 	walk w = {t, &r, 0, 0, 0};
-	for (size_t d = 0; d < rt_vg_doc_count(t); d++)
-		walk_node(&w, rt_vg_doc_root(t, d));
+	for (size_t d = 0; d < rt_vgxml_doc_count(t); d++)
+		walk_node(&w, rt_vgxml_doc_root(t, d));
 	assert_int_equal(w.i, r.n);
 	assert_int_equal(st->errors, r.errors);
 	assert_int_equal(st->bytes, len);
@@ -413,9 +413,9 @@ static void file_memcheck(void **state)
 	assert_string_equal(text_of(t, r, "protocoltool"), "memcheck");
 	/* the user comment is raw XML, markup and all */
 	uint32_t uc = nth(t, r, "usercomment", 0);
-	assert_string_equal(rt_vg_text(t, uc),
+	assert_string_equal(rt_vgxml_text(t, uc),
 			    "<run by=\"generate.sh\">tp_vgmem, <b>all kinds</b></run>");
-	assert_int_equal(rt_vg_node_at(t, uc)->flags, RT_VG_RAW);
+	assert_int_equal(rt_vgxml_node_at(t, uc)->flags, RT_VGXML_RAW);
 	/* an argument with XML's special characters, unescaped */
 	uint32_t argv = nth(t, nth(t, r, "args", 0), "argv", 0);
 	assert_string_equal(text_of(t, argv, "arg"), "x<y&z");
@@ -433,14 +433,14 @@ static void file_memcheck(void **state)
 	uint32_t msg = nth(t, r, "clientmsg", 0);
 	assert_string_equal(text_of(t, msg, "text"),
 			    "tp_vgmem: a client message with <markup> & an ampersand\n  ");
-	assert_int_not_equal(rt_vg_find(t, nth(t, r, "clientmsg", 1), "stack", RT_NONE), RT_NONE);
+	assert_int_not_equal(rt_vgxml_find(t, nth(t, r, "clientmsg", 1), "stack", RT_NONE), RT_NONE);
 	uint32_t raw = nth(t, nth(t, nth(t, r, "error", 0), "suppression", 0), "rawtext", 0);
-	assert_int_equal(rt_vg_node_at(t, raw)->flags, RT_VG_CDATA);
-	assert_true(rt_vg_text(t, raw)[0] == '\n' && strstr(rt_vg_text(t, raw), "Memcheck:"));
+	assert_int_equal(rt_vgxml_node_at(t, raw)->flags, RT_VGXML_CDATA);
+	assert_true(rt_vgxml_text(t, raw)[0] == '\n' && strstr(rt_vgxml_text(t, raw), "Memcheck:"));
 	/* a leak's figures inside its <xwhat> */
 	uint32_t xw = nth(t, error_with(t, r, "kind", "Leak_DefinitelyLost"), "xwhat", 0);
 	assert_non_null(strstr(text_of(t, xw, "text"), "definitely lost"));
-	assert_non_null(rt_vg_child_text(t, xw, "leakedbytes"));
+	assert_non_null(rt_vgxml_child_text(t, xw, "leakedbytes"));
 	assert_string_equal(text_of(t, nth(t, r, "status", 1), "state"), "FINISHED");
 	rt_trace_free(t);
 }
@@ -454,9 +454,9 @@ static void file_memcheck_segv(void **state)
 	assert_string_equal(text_of(t, fs, "signo"), "11");
 	assert_string_equal(text_of(t, fs, "signame"), "SIGSEGV");
 	assert_string_equal(text_of(t, fs, "siaddr"), "0x0");
-	assert_non_null(rt_vg_child_text(t, fs, "sicode"));
-	assert_non_null(rt_vg_child_text(t, fs, "event"));
-	const rt_vg_node *stack = rt_vg_node_at(t, nth(t, fs, "stack", 0));
+	assert_non_null(rt_vgxml_child_text(t, fs, "sicode"));
+	assert_non_null(rt_vgxml_child_text(t, fs, "event"));
+	const rt_vgxml_node *stack = rt_vgxml_node_at(t, nth(t, fs, "stack", 0));
 	const rt_frame *f = rt_trace_bt_frames(t, stack->bt);
 	assert_non_null(strstr(rt_trace_str(t, f[0].text), "main() at "));
 	rt_trace_free(t);
@@ -470,11 +470,11 @@ static void file_helgrind_drd(void **state)
 	uint32_t r = root(t, 0);
 	assert_string_equal(text_of(t, r, "protocoltool"), "helgrind");
 	uint32_t at = nth(t, r, "announcethread", 0);
-	assert_non_null(rt_vg_child_text(t, at, "hthreadid"));
+	assert_non_null(rt_vgxml_child_text(t, at, "hthreadid"));
 	assert_int_not_equal(error_with(t, r, "kind", "Race"), RT_NONE);
 	assert_int_not_equal(error_with(t, r, "kind", "UnlockUnlocked"), RT_NONE);
 	uint32_t order = error_with(t, r, "kind", "LockOrder");
-	assert_non_null(rt_vg_child_text(t, nth(t, order, "xwhat", 0), "hthreadid"));
+	assert_non_null(rt_vgxml_child_text(t, nth(t, order, "xwhat", 0), "hthreadid"));
 	rt_trace_free(t);
 
 	t = check_file("drd.xml", &st, NULL);
@@ -483,7 +483,7 @@ static void file_helgrind_drd(void **state)
 	uint32_t e = nth(t, r, "error", 0);
 	assert_string_equal(text_of(t, e, "kind"), "ConflictingAccess");
 	/* drd's own elements: a segment with its stacks */
-	assert_int_not_equal(rt_vg_find(t, e, "other_segment_start", RT_NONE), RT_NONE);
+	assert_int_not_equal(rt_vgxml_find(t, e, "other_segment_start", RT_NONE), RT_NONE);
 	rt_trace_free(t);
 }
 
@@ -527,8 +527,8 @@ static void file_protocols_5_6(void **state)
 	assert_string_equal(text_of(t, nth(t, ls, "suppressed", 0), "bytes"), "0");
 	/* the second document: no leaks; an empty element has no text */
 	uint32_t freed = nth(t, root(t, 1), "all_heap_blocks_freed", 0);
-	assert_int_equal(rt_vg_node_at(t, freed)->text, RT_NONE);
-	assert_int_equal(rt_vg_node_at(t, freed)->child, RT_NONE);
+	assert_int_equal(rt_vgxml_node_at(t, freed)->text, RT_NONE);
+	assert_int_equal(rt_vgxml_node_at(t, freed)->child, RT_NONE);
 	rt_trace_free(t);
 }
 
@@ -548,7 +548,7 @@ static void file_protocols_1_3(void **state)
 		uint32_t r = root(t, 0);
 		char num[2] = {(char)('1' + v), 0};
 		assert_string_equal(text_of(t, r, "protocolversion"), num);
-		assert_int_equal(rt_vg_find(t, r, "protocoltool", RT_NONE), RT_NONE);
+		assert_int_equal(rt_vgxml_find(t, r, "protocoltool", RT_NONE), RT_NONE);
 		rt_trace_free(t);
 	}
 	seen s;
@@ -559,14 +559,14 @@ static void file_protocols_1_3(void **state)
 	uint32_t r = root(t, 0);
 	uint32_t lq = nth(t, r, "logfilequalifier", 0);
 	assert_string_equal(text_of(t, lq, "value"), "build&test<1>");
-	assert_string_equal(rt_vg_text(t, nth(t, r, "usercomment", 0)),
+	assert_string_equal(rt_vgxml_text(t, nth(t, r, "usercomment", 0)),
 			    "nightly run of <b>tests &amp; tools</b>");
 	uint32_t argv = nth(t, nth(t, r, "args", 0), "argv", 0);
-	assert_string_equal(rt_vg_text(t, nth(t, argv, "arg", 0)), "a<b&c");
-	assert_string_equal(rt_vg_text(t, nth(t, argv, "arg", 1)), "& <ok>");
+	assert_string_equal(rt_vgxml_text(t, nth(t, argv, "arg", 0)), "a<b&c");
+	assert_string_equal(rt_vgxml_text(t, nth(t, argv, "arg", 1)), "& <ok>");
 	uint32_t e = nth(t, r, "error", 0);
 	assert_string_equal(text_of(t, e, "what"), "Invalid read of size 4 in operator<< & friends");
-	const rt_vg_node *stack = rt_vg_node_at(t, nth(t, e, "stack", 0));
+	const rt_vgxml_node *stack = rt_vgxml_node_at(t, nth(t, e, "stack", 0));
 	const rt_frame *f = rt_trace_bt_frames(t, stack->bt);
 	assert_string_equal(str(t, f[0].text),
 			    "std::ostream& operator<<(std::ostream&, T const&) at /home/u/app.cc:12");
@@ -574,7 +574,7 @@ static void file_protocols_1_3(void **state)
 			    "dl-hack3 <ld.so>");
 	/* protocol 1: suppression counts, then the leaks, figures outside <xwhat> */
 	uint32_t leak = nth(t, r, "error", 1);
-	assert_true(rt_vg_find(t, r, "suppcounts", RT_NONE) < leak);
+	assert_true(rt_vgxml_find(t, r, "suppcounts", RT_NONE) < leak);
 	assert_string_equal(text_of(t, leak, "leakedbytes"), "100");
 	assert_string_equal(text_of(t, leak, "leakedblocks"), "1");
 	assert_int_equal(st.errors, 3);
@@ -589,11 +589,11 @@ static void file_protocol_3(void **state)
 	rt_vgxml_stats st;
 	rt_trace *t = read_data("proto3.xml", &s, &st);
 	uint32_t e = nth(t, root(t, 0), "error", 0);
-	assert_string_equal(rt_vg_text(t, nth(t, e, "auxwhat", 1)),
+	assert_string_equal(rt_vgxml_text(t, nth(t, e, "auxwhat", 1)),
 			    "Address 0x41A3028 is 8 bytes inside data symbol \"table<int>\"");
 	uint32_t origin = nth(t, e, "origin", 0);
-	assert_non_null(rt_vg_child_text(t, origin, "what"));
-	assert_int_equal(rt_trace_bt_len(t, rt_vg_node_at(t, nth(t, origin, "stack", 0))->bt), 2);
+	assert_non_null(rt_vgxml_child_text(t, origin, "what"));
+	assert_int_equal(rt_trace_bt_len(t, rt_vgxml_node_at(t, nth(t, origin, "stack", 0))->bt), 2);
 	assert_string_equal(text_of(t, nth(t, nth(t, root(t, 0), "suppcounts", 0), "pair", 0), "name"),
 			    "glibc <2.5> & friends");
 	rt_trace_free(t);
@@ -619,27 +619,27 @@ static void texts(void **state)
 			 "<unknownthing>  \n</unknownthing>\n"
 			 TAIL, NULL, NULL);
 	uint32_t r = root(t, 0);
-	assert_int_equal(rt_vg_node_at(t, r)->text, RT_NONE);
+	assert_int_equal(rt_vgxml_node_at(t, r)->text, RT_NONE);
 	uint32_t pre = nth(t, r, "preamble", 0);
-	assert_string_equal(rt_vg_text(t, nth(t, pre, "line", 0)), "  spaces kept  ");
-	assert_null(rt_vg_text(t, nth(t, pre, "line", 1)));          /* empty: no text */
-	assert_string_equal(rt_vg_text(t, nth(t, pre, "line", 2)), " "); /* a leaf's blank */
-	assert_int_equal(rt_vg_node_at(t, pre)->text, RT_NONE);     /* between children */
+	assert_string_equal(rt_vgxml_text(t, nth(t, pre, "line", 0)), "  spaces kept  ");
+	assert_null(rt_vgxml_text(t, nth(t, pre, "line", 1)));          /* empty: no text */
+	assert_string_equal(rt_vgxml_text(t, nth(t, pre, "line", 2)), " "); /* a leaf's blank */
+	assert_int_equal(rt_vgxml_node_at(t, pre)->text, RT_NONE);     /* between children */
 	assert_string_equal(text_of(t, r, "pid"), "42");
 	assert_string_equal(text_of(t, r, "tool"), "a <b> & \"c\" 'd'");
 	/* containers with nothing inside have neither text nor children */
 	for (int k = 0; k < 2; k++) {
-		const rt_vg_node *n = rt_vg_node_at(t, nth(t, r, k ? "suppcounts" : "errorcounts", 0));
+		const rt_vgxml_node *n = rt_vgxml_node_at(t, nth(t, r, k ? "suppcounts" : "errorcounts", 0));
 		assert_int_equal(n->text, RT_NONE);
 		assert_int_equal(n->child, RT_NONE);
 	}
 	uint32_t st = nth(t, r, "status", 0);
-	assert_int_equal(rt_vg_node_at(t, st)->text, RT_NONE);
+	assert_int_equal(rt_vgxml_node_at(t, st)->text, RT_NONE);
 	assert_string_equal(text_of(t, st, "state"), "RUNNING");
 	assert_string_equal(text_of(t, nth(t, nth(t, r, "args", 0), "argv", 0), "exe"), "line\nbreak");
 	/* an unknown element is kept, its blank text too (not a known container) */
-	assert_string_equal(rt_vg_text(t, nth(t, r, "unknownthing", 0)), "  \n");
-	assert_string_equal(rt_vg_name(t, rt_vg_node_at(t, r)->child), "protocolversion");
+	assert_string_equal(rt_vgxml_text(t, nth(t, r, "unknownthing", 0)), "  \n");
+	assert_string_equal(rt_vgxml_name(t, rt_vgxml_node_at(t, r)->child), "protocolversion");
 	rt_trace_free(t);
 }
 
@@ -653,11 +653,11 @@ static void usercomment_raw(void **state)
 			 "<tool>after</tool>\n" TAIL, NULL, NULL);
 	uint32_t r = root(t, 0);
 	uint32_t uc = nth(t, r, "usercomment", 0);
-	assert_string_equal(rt_vg_text(t, uc), "a &amp; <b x=\"1\">bold</b><!-- c --><![CDATA[<x>]]>"
+	assert_string_equal(rt_vgxml_text(t, uc), "a &amp; <b x=\"1\">bold</b><!-- c --><![CDATA[<x>]]>"
 					       "<?pi z?>&#65;<e/>");
-	assert_int_equal(rt_vg_node_at(t, uc)->flags, RT_VG_RAW);
-	assert_int_equal(rt_vg_node_at(t, uc)->child, RT_NONE);
-	assert_null(rt_vg_text(t, nth(t, r, "usercomment", 1)));
+	assert_int_equal(rt_vgxml_node_at(t, uc)->flags, RT_VGXML_RAW);
+	assert_int_equal(rt_vgxml_node_at(t, uc)->child, RT_NONE);
+	assert_null(rt_vgxml_text(t, nth(t, r, "usercomment", 1)));
 	assert_string_equal(text_of(t, r, "tool"), "after");
 	rt_trace_free(t);
 }
@@ -672,11 +672,11 @@ static void rawtext_cdata(void **state)
 			 TAIL, NULL, NULL);
 	uint32_t r = root(t, 0);
 	uint32_t raw = nth(t, nth(t, nth(t, r, "error", 0), "suppression", 0), "rawtext", 0);
-	assert_string_equal(rt_vg_text(t, raw), "\n{\n  a]]>b\n}\n");
-	assert_int_equal(rt_vg_node_at(t, raw)->flags, RT_VG_CDATA);
+	assert_string_equal(rt_vgxml_text(t, raw), "\n{\n  a]]>b\n}\n");
+	assert_int_equal(rt_vgxml_node_at(t, raw)->flags, RT_VGXML_CDATA);
 	raw = nth(t, nth(t, nth(t, r, "error", 1), "suppression", 0), "rawtext", 0);
-	assert_string_equal(rt_vg_text(t, raw), "plain & text");
-	assert_int_equal(rt_vg_node_at(t, raw)->flags, 0);
+	assert_string_equal(rt_vgxml_text(t, raw), "plain & text");
+	assert_int_equal(rt_vgxml_node_at(t, raw)->flags, 0);
 	rt_trace_free(t);
 }
 
@@ -704,7 +704,7 @@ static void stack_frames(void **state)
 			 FRAME("0x407000", "<obj>/bin/app</obj><file>x.c</file><line>7</line>")
 			 "</stack></error>\n" TAIL, NULL, NULL);
 	uint32_t e = nth(t, root(t, 0), "error", 0);
-	const rt_vg_node *sn = rt_vg_node_at(t, nth(t, e, "stack", 0));
+	const rt_vgxml_node *sn = rt_vgxml_node_at(t, nth(t, e, "stack", 0));
 	assert_int_equal(sn->child, RT_NONE);
 	assert_int_equal(sn->text, RT_NONE);
 	assert_int_equal(rt_trace_bt_len(t, sn->bt), 8);
@@ -755,13 +755,13 @@ static void stack_repeats(void **state)
 	       "</stack><stack>" FRAME("0x10", "<fn>a</fn><line>1</line>")
 	       "</stack><stack></stack></error>" TAIL, NULL, NULL);
 	uint32_t e = nth(t, root(t, 0), "error", 0);
-	uint32_t bt0 = rt_vg_node_at(t, nth(t, e, "stack", 0))->bt;
-	assert_int_equal(rt_vg_node_at(t, nth(t, e, "stack", 1))->bt, bt0);
-	uint32_t bt2 = rt_vg_node_at(t, nth(t, e, "stack", 2))->bt;
+	uint32_t bt0 = rt_vgxml_node_at(t, nth(t, e, "stack", 0))->bt;
+	assert_int_equal(rt_vgxml_node_at(t, nth(t, e, "stack", 1))->bt, bt0);
+	uint32_t bt2 = rt_vgxml_node_at(t, nth(t, e, "stack", 2))->bt;
 	assert_int_equal(rt_trace_bt_len(t, bt2), 1);
 	assert_true(rt_trace_frame_info(t, rt_trace_bt_frames(t, bt2), &info));
 	assert_int_equal(info.n, 2);
-	assert_int_equal(rt_trace_bt_len(t, rt_vg_node_at(t, nth(t, e, "stack", 3))->bt), 0);
+	assert_int_equal(rt_trace_bt_len(t, rt_vgxml_node_at(t, nth(t, e, "stack", 3))->bt), 0);
 	rt_trace_free(t);
 }
 
@@ -772,7 +772,7 @@ static void stack_odd_content(void **state)
 	rt_trace *t = rd(HEAD "<error><stack><frame><ip>zz</ip><obj>o</obj><extra>x</extra></frame>"
 			 "<note>n</note><note>m</note></stack><kind>k</kind></error>" TAIL, &s, NULL);
 	uint32_t e = nth(t, root(t, 0), "error", 0);
-	const rt_vg_node *sn = rt_vg_node_at(t, nth(t, e, "stack", 0));
+	const rt_vgxml_node *sn = rt_vgxml_node_at(t, nth(t, e, "stack", 0));
 	assert_int_equal(rt_trace_bt_len(t, sn->bt), 1);
 	assert_int_equal(rt_trace_bt_frames(t, sn->bt)[0].addr, 0);
 	assert_string_equal(text_of(t, e, "kind"), "k");
@@ -803,15 +803,15 @@ static void warnings_unknown(void **state)
 /* Every complete element is kept, the open top-level one is not. */
 static void check_cut(const rt_trace *t, size_t cut)
 {
-	for (size_t i = 0; i < rt_vg_node_count(t); i++) {
-		const rt_vg_node *n = rt_vg_node_at(t, (uint32_t)i);
+	for (size_t i = 0; i < rt_vgxml_node_count(t); i++) {
+		const rt_vgxml_node *n = rt_vgxml_node_at(t, (uint32_t)i);
 		if (n->parent == RT_NONE)
 			continue;
 		/* a top-level element is there only when its end tag was read */
-		if (rt_vg_node_at(t, n->parent)->parent == RT_NONE) {
+		if (rt_vgxml_node_at(t, n->parent)->parent == RT_NONE) {
 			char end[64];
-			snprintf(end, sizeof end, "</%s>", rt_vg_name(t, (uint32_t)i));
-			if (!strcmp(rt_vg_name(t, (uint32_t)i), "protocolversion"))
+			snprintf(end, sizeof end, "</%s>", rt_vgxml_name(t, (uint32_t)i));
+			if (!strcmp(rt_vgxml_name(t, (uint32_t)i), "protocolversion"))
 				continue;
 			const char *hit = strstr(DOC, end);
 			assert_non_null(hit);
@@ -837,7 +837,7 @@ static void truncated_everywhere(void **state)
 			if (rc != 0 || !st.truncated || s.nwarn != 1)
 				fail_msg("cut at %zu: rc %d truncated %d warnings %d", cut, rc, st.truncated, s.nwarn);
 			assert_non_null(strstr(s.warn[0].msg, "input ends inside <"));
-			assert_int_equal(rt_vg_doc_count(t), 1);
+			assert_int_equal(rt_vgxml_doc_count(t), 1);
 			check_cut(t, cut);
 		}
 		rt_trace_free(t);
@@ -865,8 +865,8 @@ static void truncated_message(void **state)
 					   "complete elements before it are kept");
 	uint32_t r = root(t, 0);
 	assert_int_equal(count_children(t, r), 2);
-	assert_int_equal(rt_vg_find(t, r, "error", RT_NONE), RT_NONE);
-	assert_int_equal(rt_vg_node_count(t), 3);
+	assert_int_equal(rt_vgxml_find(t, r, "error", RT_NONE), RT_NONE);
+	assert_int_equal(rt_vgxml_node_count(t), 3);
 	rt_trace_free(t);
 	free(doc);
 }
@@ -890,7 +890,7 @@ static void multi_documents(void **state)
 	rt_trace *t = rd(DOC DOC "\n\n  " DOC "<valgrindoutput><tool>x</tool></valgrindoutput>"
 			 "<valgrindoutput/>\n", NULL, &st);
 	assert_int_equal(st.docs, 5);
-	assert_int_equal(rt_vg_doc_count(t), 5);
+	assert_int_equal(rt_vgxml_doc_count(t), 5);
 	assert_int_equal(st.errors, 3);
 	assert_false(st.truncated);
 	assert_string_equal(text_of(t, root(t, 3), "tool"), "x");
@@ -908,7 +908,7 @@ static void multi_documents(void **state)
 	static const char *const pids[] = {"1", "2", "3"}, *const tools[] = {"of 1", "of 2", NULL};
 	for (int d = 0; d < 3; d++) {
 		assert_string_equal(text_of(t, root(t, (size_t)d), "pid"), pids[d]);
-		const char *tool = rt_vg_child_text(t, root(t, (size_t)d), "tool");
+		const char *tool = rt_vgxml_child_text(t, root(t, (size_t)d), "tool");
 		if (tools[d])
 			assert_string_equal(tool, tools[d]);
 		else
@@ -984,8 +984,8 @@ static void protocol_quirks(void **state)
 	uint32_t r = root(t, 0);
 	assert_string_equal(text_of(t, r, "protocolversion"), "3");
 	assert_string_equal(text_of(t, r, "tool"), "a&b <c> d<e");
-	assert_string_equal(rt_vg_text(t, nth(t, r, "what", 0)), "x");
-	assert_string_equal(rt_vg_text(t, nth(t, r, "what", 1)), "<&>&&&bogus;");
+	assert_string_equal(rt_vgxml_text(t, nth(t, r, "what", 0)), "x");
+	assert_string_equal(rt_vgxml_text(t, nth(t, r, "what", 1)), "<&>&&&bogus;");
 	uint32_t e = nth(t, r, "error", 0);
 	assert_string_equal(text_of(t, e, "leakedbytes"), "5");
 	assert_int_equal(s.nwarn, 1);
@@ -1022,7 +1022,7 @@ static void malformed_positions(void **state)
 	assert_int_equal(rd_opts(t, bad, strlen(bad), NULL, NULL, &err), -1);
 	uint32_t r = root(t, 0);
 	assert_string_equal(text_of(t, r, "pid"), "1");
-	assert_int_equal(rt_vg_find(t, r, "error", RT_NONE), RT_NONE);
+	assert_int_equal(rt_vgxml_find(t, r, "error", RT_NONE), RT_NONE);
 	rt_trace_free(t);
 }
 
@@ -1093,7 +1093,7 @@ static void on_element_drop(void **state)
 	assert_int_equal(s.calls, 2002);
 	/* dropped: the root alone is left, nodes never piled up, and the
 	 * strings of each error (its unique id, its address) went with it */
-	assert_int_equal(rt_vg_node_count(t), 1);
+	assert_int_equal(rt_vgxml_node_count(t), 1);
 	assert_true(s.maxnodes < 20);
 	assert_true(nstrs(t) < 60);
 	assert_int_equal(rt_trace_bt_count(t), 5);
@@ -1116,7 +1116,7 @@ static void on_element_drop(void **state)
 static bool keep_a_string(void *ctx, rt_trace *t, uint32_t node)
 {
 	uint32_t *ids = ctx;
-	const char *u = rt_vg_child_text(t, node, "unique");
+	const char *u = rt_vgxml_child_text(t, node, "unique");
 	if (u) {
 		char copy[64];
 		snprintf(copy, sizeof copy, "seen %s", u);
@@ -1177,10 +1177,10 @@ static void fd_chunks(void **state)
 	assert_true(sta.truncated);
 	assert_int_equal(sta.errors, stb.errors);
 	assert_int_equal(sta.elements, stb.elements);
-	assert_int_equal(rt_vg_node_count(a), rt_vg_node_count(b));
-	for (uint32_t i = 0; i < rt_vg_node_count(a); i++) {
-		const rt_vg_node *x = rt_vg_node_at(a, i), *y = rt_vg_node_at(b, i);
-		assert_string_equal(rt_vg_name(a, i), rt_vg_name(b, i));
+	assert_int_equal(rt_vgxml_node_count(a), rt_vgxml_node_count(b));
+	for (uint32_t i = 0; i < rt_vgxml_node_count(a); i++) {
+		const rt_vgxml_node *x = rt_vgxml_node_at(a, i), *y = rt_vgxml_node_at(b, i);
+		assert_string_equal(rt_vgxml_name(a, i), rt_vgxml_name(b, i));
 		assert_string_equal(str(a, x->text), str(b, y->text));
 		assert_int_equal(x->child, y->child);
 	}

@@ -1,5 +1,5 @@
 /* Unit tests of the Valgrind XML writer (rt_vgxml_write_mem) and of the
- * document builder (rt_vgdoc_build): escaping of any byte sequence into
+ * document builder (rt_vgxml_build): escaping of any byte sequence into
  * well-formed XML (checked by parsing it back with expat), CDATA
  * splitting, Valgrind 3.19's exact layout for trees built by hand
  * (inline frames, frames known by their text only, protocol 3 upgrade),
@@ -173,7 +173,7 @@ static void cdata_split(void **state)
 
 static uint32_t leaf(rt_trace *t, uint32_t parent, const char *name, const char *text)
 {
-	return rt_vg_add_text(t, parent, name, text, strlen(text));
+	return rt_vgxml_add_text(t, parent, name, text, strlen(text));
 }
 
 static uint32_t id(rt_trace *t, const char *s)
@@ -197,7 +197,7 @@ static char *write_all(const rt_trace *t)
 	assert_non_null(s);
 	assert_int_equal(strlen(s), len);
 	parsed p;
-	assert_true(parse_xml(s, len, &p) || rt_vg_doc_count(t) > 1);
+	assert_true(parse_xml(s, len, &p) || rt_vgxml_doc_count(t) > 1);
 	free(p.text);
 	return s;
 }
@@ -205,22 +205,22 @@ static char *write_all(const rt_trace *t)
 /* The head of a memcheck document, as Valgrind 3.19 prints it. */
 static uint32_t doc_head(rt_trace *t, const char *version)
 {
-	uint32_t root = rt_vg_add(t, RT_NONE, "valgrindoutput");
+	uint32_t root = rt_vgxml_add(t, RT_NONE, "valgrindoutput");
 	leaf(t, root, "protocolversion", version);
 	if (strcmp(version, "4") == 0)
 		leaf(t, root, "protocoltool", "memcheck");
-	uint32_t pre = rt_vg_add(t, root, "preamble");
+	uint32_t pre = rt_vgxml_add(t, root, "preamble");
 	leaf(t, pre, "line", "Memcheck, a memory error detector");
 	leaf(t, root, "pid", "42");
 	leaf(t, root, "ppid", "41");
 	leaf(t, root, "tool", "memcheck");
-	uint32_t args = rt_vg_add(t, root, "args");
-	uint32_t v = rt_vg_add(t, args, "vargv");
+	uint32_t args = rt_vgxml_add(t, root, "args");
+	uint32_t v = rt_vgxml_add(t, args, "vargv");
 	leaf(t, v, "exe", "/usr/bin/valgrind.bin");
 	leaf(t, v, "arg", "--xml=yes");
-	v = rt_vg_add(t, args, "argv");
+	v = rt_vgxml_add(t, args, "argv");
 	leaf(t, v, "exe", "./a&b");
-	uint32_t st = rt_vg_add(t, root, "status");
+	uint32_t st = rt_vgxml_add(t, root, "status");
 	leaf(t, st, "state", "RUNNING");
 	leaf(t, st, "time", "00:00:00:00.019 ");
 	return root;
@@ -241,11 +241,11 @@ static uint32_t doc_head(rt_trace *t, const char *version)
 
 static void doc_tail(rt_trace *t, uint32_t root)
 {
-	uint32_t st = rt_vg_add(t, root, "status");
+	uint32_t st = rt_vgxml_add(t, root, "status");
 	leaf(t, st, "state", "FINISHED");
 	leaf(t, st, "time", "00:00:00:00.300 ");
-	rt_vg_add(t, root, "errorcounts");
-	rt_vg_add(t, root, "suppcounts");
+	rt_vgxml_add(t, root, "errorcounts");
+	rt_vgxml_add(t, root, "suppcounts");
 }
 
 /* A stack of four machine frames: an inline chain of two functions, a
@@ -279,32 +279,32 @@ static void layout_errors(void **state)
 	(void)state;
 	rt_trace *t = rt_trace_new();
 	uint32_t root = doc_head(t, "4");
-	uint32_t e = rt_vg_add(t, root, "error");
+	uint32_t e = rt_vgxml_add(t, root, "error");
 	leaf(t, e, "unique", "0x0");
 	leaf(t, e, "tid", "1");
 	leaf(t, e, "kind", "InvalidFree");
 	leaf(t, e, "what", "Invalid free() / delete / delete[] / realloc()");
-	rt_vg_add_stack(t, e, sample_bt(t));
+	rt_vgxml_add_stack(t, e, sample_bt(t));
 	leaf(t, e, "auxwhat", "Address 0x10 is not stack'd, malloc'd or (recently) free'd");
-	uint32_t x = rt_vg_add(t, e, "xauxwhat");
+	uint32_t x = rt_vgxml_add(t, e, "xauxwhat");
 	leaf(t, x, "text", "declared at a.c:3, in frame #1 of thread 1");
 	leaf(t, x, "file", "a.c");
 	leaf(t, x, "line", "3");
-	uint32_t s = rt_vg_add(t, e, "suppression");
+	uint32_t s = rt_vgxml_add(t, e, "suppression");
 	leaf(t, s, "sname", "insert_a_suppression_name_here");
-	leaf(t, rt_vg_add(t, s, "sframe"), "fun", "free");
+	leaf(t, rt_vgxml_add(t, s, "sframe"), "fun", "free");
 	uint32_t raw = leaf(t, s, "rawtext", "\n{\n   x\n}\n");
-	rt_vg_set_flags(t, raw, RT_VG_CDATA);
-	uint32_t cm = rt_vg_add(t, root, "clientmsg");
+	rt_vgxml_set_flags(t, raw, RT_VGXML_CDATA);
+	uint32_t cm = rt_vgxml_add(t, root, "clientmsg");
 	leaf(t, cm, "tid", "1");
 	leaf(t, cm, "text", "hello <x>\n  ");
-	e = rt_vg_add(t, root, "error");
+	e = rt_vgxml_add(t, root, "error");
 	leaf(t, e, "kind", "FishyValue");
 	leaf(t, e, "what", "Argument 'size' of function malloc has a fishy value: -5\n");
-	rt_vg_add_stack(t, e, RT_NONE);
-	uint32_t at = rt_vg_add(t, root, "announcethread");
+	rt_vgxml_add_stack(t, e, RT_NONE);
+	uint32_t at = rt_vgxml_add(t, root, "announcethread");
 	leaf(t, at, "hthreadid", "1");
-	rt_vg_add(t, at, "isrootthread");
+	rt_vgxml_add(t, at, "isrootthread");
 	doc_tail(t, root);
 	char *out = write_all(t);
 	assert_string_equal(out, HEAD4 "<error>\n  <unique>0x0</unique>\n  <tid>1</tid>\n"
@@ -331,16 +331,16 @@ static void layout_head_extras(void **state)
 {
 	(void)state;
 	rt_trace *t = rt_trace_new();
-	uint32_t root = rt_vg_add(t, RT_NONE, "valgrindoutput");
+	uint32_t root = rt_vgxml_add(t, RT_NONE, "valgrindoutput");
 	leaf(t, root, "protocolversion", "4");
 	leaf(t, root, "protocoltool", "memcheck");
 	leaf(t, root, "tool", "memcheck");
-	uint32_t q = rt_vg_add(t, root, "logfilequalifier");
+	uint32_t q = rt_vgxml_add(t, root, "logfilequalifier");
 	leaf(t, q, "var", "FOO");
 	leaf(t, q, "value", "a&b");
 	uint32_t uc = leaf(t, root, "usercomment", "<mine a=\"1\">x</mine>");
-	rt_vg_set_flags(t, uc, RT_VG_RAW);
-	uint32_t second = rt_vg_add(t, RT_NONE, "valgrindoutput");
+	rt_vgxml_set_flags(t, uc, RT_VGXML_RAW);
+	uint32_t second = rt_vgxml_add(t, RT_NONE, "valgrindoutput");
 	leaf(t, second, "protocolversion", "4");
 	char *out = write_all(t);
 	assert_string_equal(out, "<?xml version=\"1.0\"?>\n\n<valgrindoutput>\n\n"
@@ -362,12 +362,12 @@ static void protocol3_upgrade(void **state)
 	(void)state;
 	rt_trace *t = rt_trace_new();
 	uint32_t root = doc_head(t, "3");
-	uint32_t st = rt_vg_add(t, root, "status");
+	uint32_t st = rt_vgxml_add(t, root, "status");
 	leaf(t, st, "state", "FINISHED");
 	leaf(t, st, "time", "00:00:00:00.300 ");
-	rt_vg_add(t, root, "errorcounts");
-	rt_vg_add(t, root, "suppcounts");
-	uint32_t e = rt_vg_add(t, root, "error");
+	rt_vgxml_add(t, root, "errorcounts");
+	rt_vgxml_add(t, root, "suppcounts");
+	uint32_t e = rt_vgxml_add(t, root, "error");
 	leaf(t, e, "unique", "0x1");
 	leaf(t, e, "tid", "1");
 	leaf(t, e, "kind", "Leak_DefinitelyLost");
@@ -375,7 +375,7 @@ static void protocol3_upgrade(void **state)
 	leaf(t, e, "leakedbytes", "40");
 	leaf(t, e, "leakedblocks", "1");
 	rt_frame f = {0x400500, RT_NONE};
-	rt_vg_add_stack(t, e, rt_trace_intern_bt(t, &f, 1));
+	rt_vgxml_add_stack(t, e, rt_trace_intern_bt(t, &f, 1));
 	char *out = write_all(t);
 	assert_string_equal(out, HEAD4
 		"\n<status>\n  <state>FINISHED</state>\n  <time>00:00:00:00.300 </time>\n</status>\n\n"
@@ -424,8 +424,8 @@ static void frame_texts(void **state)
 	}
 	rt_text_frame ft;
 	assert_false(rt_text_frame_parse(NULL, &ft));
-	assert_int_equal(rt_vg_path_split("/a/b/c.c", 8), 4);
-	assert_int_equal(rt_vg_path_split("c.c", 3), 3);
+	assert_int_equal(rt_vgxml_path_split("/a/b/c.c", 8), 4);
+	assert_int_equal(rt_vgxml_path_split("c.c", 3), 3);
 }
 
 /* --- documents built from rtrace's findings --- */
@@ -484,12 +484,12 @@ static void loss_record_grouping(void **state)
 /* The text of the error whose <kind> is kind (the first one). */
 static const char *error_text(const rt_trace *t, uint32_t root, const char *kind, uint32_t *err)
 {
-	for (uint32_t e = rt_vg_find(t, root, "error", RT_NONE); e != RT_NONE; e = rt_vg_find(t, root, "error", e)) {
-		if (strcmp(rt_vg_child_text(t, e, "kind"), kind))
+	for (uint32_t e = rt_vgxml_find(t, root, "error", RT_NONE); e != RT_NONE; e = rt_vgxml_find(t, root, "error", e)) {
+		if (strcmp(rt_vgxml_child_text(t, e, "kind"), kind))
 			continue;
 		*err = e;
-		uint32_t xw = rt_vg_find(t, e, "xwhat", RT_NONE);
-		return xw != RT_NONE ? rt_vg_child_text(t, xw, "text") : rt_vg_child_text(t, e, "what");
+		uint32_t xw = rt_vgxml_find(t, e, "xwhat", RT_NONE);
+		return xw != RT_NONE ? rt_vgxml_child_text(t, xw, "text") : rt_vgxml_child_text(t, e, "what");
 	}
 	fail_msg("no %s error", kind);
 	return NULL;
@@ -500,15 +500,15 @@ static void built_loss_records(void **state)
 	(void)state;
 	rt_trace *t = trace_with_leaks();
 	rt_vgxml_write_opts o = {false, 0x1e};
-	rt_trace *d = rt_vgdoc_build(t, &o);
-	uint32_t root = rt_vg_doc_root(d, 0), e;
+	rt_trace *d = rt_vgxml_build(t, &o);
+	uint32_t root = rt_vgxml_doc_root(d, 0), e;
 	assert_string_equal(error_text(d, root, "Leak_DefinitelyLost", &e),
 			    "30 bytes in 1 blocks are definitely lost in loss record 1 of 5");
 	assert_string_equal(error_text(d, root, "Leak_StillReachable", &e),
 			    "5,000 bytes in 4 blocks are still reachable in loss record 5 of 5");
-	uint32_t xw = rt_vg_find(d, e, "xwhat", RT_NONE);
-	assert_string_equal(rt_vg_child_text(d, xw, "leakedbytes"), "5000");
-	assert_string_equal(rt_vg_child_text(d, xw, "leakedblocks"), "4");
+	uint32_t xw = rt_vgxml_find(d, e, "xwhat", RT_NONE);
+	assert_string_equal(rt_vgxml_child_text(d, xw, "leakedbytes"), "5000");
+	assert_string_equal(rt_vgxml_child_text(d, xw, "leakedblocks"), "4");
 	char *out = write_all(d);
 	assert_non_null(strstr(out, "<text>1,110 (110 direct, 1,000 indirect) bytes in 2 blocks are definitely "
 				    "lost in loss record 4 of 5</text>\n    <leakedbytes>1110</leakedbytes>\n"
@@ -543,7 +543,7 @@ static void built_suppressions(void **state)
 	(void)state;
 	rt_trace *t = trace_with_leaks();
 	rt_vgxml_write_opts o = {true, 0};
-	rt_trace *d = rt_vgdoc_build(t, &o);
+	rt_trace *d = rt_vgxml_build(t, &o);
 	char *out = write_all(d);
 	assert_non_null(strstr(out, "  <suppression>\n    <sname>insert_a_suppression_name_here</sname>\n"
 				    "    <skind>Memcheck:Leak</skind>\n    <skaux>match-leak-kinds: definite</skaux>\n"
@@ -574,8 +574,8 @@ static void built_heap_errors(void **state)
 	};
 	for (int i = 0; i < 3; i++)
 		rt_trace_add_heap_error(t, &e[i]);
-	rt_trace *d = rt_vgdoc_build(t, NULL);
-	uint32_t root = rt_vg_doc_root(d, 0), err;
+	rt_trace *d = rt_vgxml_build(t, NULL);
+	uint32_t root = rt_vgxml_doc_root(d, 0), err;
 	assert_string_equal(error_text(d, root, "InvalidFree", &err), "Invalid free() / delete / delete[] / realloc()");
 	assert_string_equal(error_text(d, root, "MismatchedFree", &err), "Mismatched free() / delete / delete []");
 	rt_trace_free(d);
@@ -614,8 +614,8 @@ static void no_verdict_wording(void **state)
 	};
 	for (int i = 0; i < 5; i++)
 		rt_trace_append_call(t, &c[i]);
-	rt_trace *d = rt_vgdoc_build(t, NULL);
-	uint32_t root = rt_vg_doc_root(d, 0), err;
+	rt_trace *d = rt_vgxml_build(t, NULL);
+	uint32_t root = rt_vgxml_doc_root(d, 0), err;
 	assert_string_equal(error_text(d, root, "Leak_PossiblyLost", &err),
 			    "32 bytes in 2 blocks are still allocated at the end of the trace "
 			    "(reachability not checked) in loss record 1 of 1");
@@ -639,14 +639,14 @@ static void built_transient(void **state)
 	size_t n = rt_trace_bt_count(t);
 	char *a = write_all(t), *b = write_all(t);
 	assert_string_equal(a, b);
-	assert_int_equal(rt_vg_doc_count(t), 0);
-	assert_int_equal(rt_vg_node_count(t), 0);
+	assert_int_equal(rt_vgxml_doc_count(t), 0);
+	assert_int_equal(rt_vgxml_node_count(t), 0);
 	assert_int_equal(rt_trace_bt_count(t), n);
 	rt_trace *x = rt_trace_new();
 	rt_diag err;
 	assert_int_equal(rt_vgxml_read_mem(x, a, strlen(a), "a.xml", NULL, NULL, &err), 0);
-	rt_vgdoc_to_heapcheck(x);
-	rt_vgdoc_to_heapcheck(x); /* filled once */
+	rt_vgxml_to_heapcheck(x);
+	rt_vgxml_to_heapcheck(x); /* filled once */
 	assert_int_equal(rt_trace_leak_count(x), 3); /* definite and possible: memcheck's default */
 	char *c = write_all(x);
 	assert_string_equal(a, c);

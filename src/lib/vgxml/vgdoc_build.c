@@ -34,7 +34,7 @@ typedef struct bld {
 
 static uint32_t add(bld *b, uint32_t parent, const char *name, const char *text)
 {
-	return text ? rt_vg_add_text(b->t, parent, name, text, strlen(text)) : rt_vg_add(b->t, parent, name);
+	return text ? rt_vgxml_add_text(b->t, parent, name, text, strlen(text)) : rt_vgxml_add(b->t, parent, name);
 }
 
 static uint32_t add_u64(bld *b, uint32_t parent, const char *name, uint64_t v)
@@ -177,7 +177,7 @@ static void add_stack(bld *b, uint32_t parent, uint32_t bt)
 		rt_frame f = {0, RT_NONE};
 		bt = rt_trace_intern_bt(b->t, &f, 1);
 	}
-	rt_vg_add_stack(b->t, parent, bt);
+	rt_vgxml_add_stack(b->t, parent, bt);
 }
 
 /* --- suppressions --- */
@@ -198,8 +198,8 @@ static void sframe_text(const rt_trace *t, const rt_frame_info *fi, uint32_t k, 
 
 static void add_sframe(bld *b, uint32_t supp, const char *line, char **raw)
 {
-	uint32_t sf = rt_vg_add(b->t, supp, "sframe");
-	rt_vg_add_text(b->t, sf, line[0] == 'f' ? "fun" : "obj", line + 4, strlen(line + 4));
+	uint32_t sf = rt_vgxml_add(b->t, supp, "sframe");
+	rt_vgxml_add_text(b->t, sf, line[0] == 'f' ? "fun" : "obj", line + 4, strlen(line + 4));
 	char *r = rt_xasprintf("%s   %s\n", *raw, line);
 	free(*raw);
 	*raw = r;
@@ -209,7 +209,7 @@ static void add_sframe(bld *b, uint32_t supp, const char *line, char **raw)
  * structured, then as the text of a suppressions file. */
 static void add_suppression(bld *b, uint32_t err, const char *kind, const char *aux, uint32_t bt)
 {
-	uint32_t supp = rt_vg_add(b->t, err, "suppression");
+	uint32_t supp = rt_vgxml_add(b->t, err, "suppression");
 	add(b, supp, "sname", "insert_a_suppression_name_here");
 	add(b, supp, "skind", kind);
 	char *raw = rt_xasprintf("\n{\n   <insert_a_suppression_name_here>\n   %s\n", kind);
@@ -233,7 +233,7 @@ static void add_suppression(bld *b, uint32_t err, const char *kind, const char *
 	free(line);
 	char *r = rt_xasprintf("%s}\n", raw);
 	uint32_t rt = add(b, supp, "rawtext", r);
-	rt_vg_set_flags(b->t, rt, RT_VG_CDATA);
+	rt_vgxml_set_flags(b->t, rt, RT_VGXML_CDATA);
 	free(raw);
 	free(r);
 }
@@ -271,7 +271,7 @@ static char *command_line(const char *process, const char *args, size_t nargs)
 static void add_preamble(bld *b, const char *process, const char *args, size_t nargs)
 {
 	const char *origin = rt_trace_header(b->src, "origin");
-	uint32_t pre = rt_vg_add(b->t, b->root, "preamble");
+	uint32_t pre = rt_vgxml_add(b->t, b->root, "preamble");
 	add(b, pre, "line", "rtrace, a resource consumption tracer");
 	char *line = rt_xasprintf("Using rtrace-%s%s%s", RTRACE_VERSION, origin ? "; trace written by " : "",
 				  origin ? origin : "");
@@ -301,9 +301,9 @@ static void add_process(bld *b)
 	if (ppid)
 		add(b, b->root, "ppid", ppid);
 	add(b, b->root, "tool", "memcheck");
-	uint32_t av = rt_vg_add(b->t, b->root, "args");
-	add(b, rt_vg_add(b->t, av, "vargv"), "exe", "rtrace");
-	uint32_t argv = rt_vg_add(b->t, av, "argv");
+	uint32_t av = rt_vgxml_add(b->t, b->root, "args");
+	add(b, rt_vgxml_add(b->t, av, "vargv"), "exe", "rtrace");
+	uint32_t argv = rt_vgxml_add(b->t, av, "argv");
 	add(b, argv, "exe", process ? process : "");
 	const char *a = args;
 	for (size_t i = 0; i < nargs; i++, a += strlen(a) + 1)
@@ -346,7 +346,7 @@ static bool finish_us(const rt_trace *t, uint64_t *us)
  * trailing space). */
 static void add_status(bld *b, const char *state, bool known, uint64_t us)
 {
-	uint32_t st = rt_vg_add(b->t, b->root, "status");
+	uint32_t st = rt_vgxml_add(b->t, b->root, "status");
 	add(b, st, "state", state);
 	char buf[64];
 	uint64_t ms = us / 1000, s = ms / 1000;
@@ -361,7 +361,7 @@ static void add_status(bld *b, const char *state, bool known, uint64_t us)
  * thread an error happened in: tid is 1, memcheck's main thread. */
 static uint32_t add_error(bld *b, const char *kind)
 {
-	uint32_t e = rt_vg_add(b->t, b->root, "error");
+	uint32_t e = rt_vgxml_add(b->t, b->root, "error");
 	char buf[32];
 	snprintf(buf, sizeof buf, "0x%" PRIx64, b->unique++);
 	add(b, e, "unique", buf);
@@ -454,10 +454,10 @@ static int by_last_desc(const void *a, const void *b)
  * moves an error to the front of its list each time it recurs. */
 static void add_errorcounts(bld *b, ctx *c, size_t nc)
 {
-	uint32_t ec = rt_vg_add(b->t, b->root, "errorcounts");
+	uint32_t ec = rt_vgxml_add(b->t, b->root, "errorcounts");
 	qsort(c, nc, sizeof *c, by_last_desc);
 	for (size_t i = 0; i < nc; i++) {
-		uint32_t p = rt_vg_add(b->t, ec, "pair");
+		uint32_t p = rt_vgxml_add(b->t, ec, "pair");
 		char buf[32];
 		add_u64(b, p, "count", c[i].count);
 		snprintf(buf, sizeof buf, "0x%" PRIx64, c[i].unique);
@@ -499,7 +499,7 @@ static void add_loss_record(bld *b, const rt_loss_record *r, size_t i, size_t n)
 {
 	static const char *const kinds[] = {"", "definite", "indirect", "possible", "reachable"};
 	uint32_t e = add_error(b, leak_kind_tag(r->kind));
-	uint32_t xw = rt_vg_add(b->t, e, "xwhat");
+	uint32_t xw = rt_vgxml_add(b->t, e, "xwhat");
 	char *text = loss_text(b, r, i, n);
 	add(b, xw, "text", text);
 	free(text);
@@ -632,11 +632,11 @@ static void add_open_fds(bld *b, ctx **c, size_t *nc)
 	free(open);
 }
 
-rt_trace *rt_vgdoc_build(const rt_trace *t, const rt_vgxml_write_opts *opts)
+rt_trace *rt_vgxml_build(const rt_trace *t, const rt_vgxml_write_opts *opts)
 {
 	const rt_leak_summary *s = rt_trace_leak_summary(t);
 	bld b = {t, rt_trace_new(), opts, RT_NONE, 0, s && s->mode == RT_LEAK_CHECK_FULL};
-	b.root = rt_vg_add(b.t, RT_NONE, "valgrindoutput");
+	b.root = rt_vgxml_add(b.t, RT_NONE, "valgrindoutput");
 	bool fds = has_fds(t); /* descriptors' errors are protocol 5's */
 	add(&b, b.root, "protocolversion", fds ? "5" : "4");
 	add(&b, b.root, "protocoltool", "memcheck");
@@ -658,6 +658,6 @@ rt_trace *rt_vgdoc_build(const rt_trace *t, const rt_vgxml_write_opts *opts)
 	add_loss_records(&b);
 	add_errorcounts(&b, c, nc);
 	free(c);
-	rt_vg_add(b.t, b.root, "suppcounts");
+	rt_vgxml_add(b.t, b.root, "suppcounts");
 	return b.t;
 }

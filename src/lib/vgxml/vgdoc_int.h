@@ -8,13 +8,13 @@
 /* Whether t holds Valgrind documents (read from Valgrind XML, or built
  * by hand): then they are its findings, which the XML writer writes as
  * they are, and its heap checking results are no more than a view of
- * them (rt_vgdoc_to_heapcheck). */
-bool rt_vgdoc_is_source(const rt_trace *t);
+ * them (rt_vgxml_to_heapcheck). */
+bool rt_vgxml_is_source(const rt_trace *t);
 /* Marks t's heap checking results as filled from its documents; false
  * when they were already. */
-bool rt_vgdoc_mark_mapped(rt_trace *t);
+bool rt_vgxml_mark_mapped(rt_trace *t);
 
-/* rt_vg_add with the element name's string id (a reader caches them). */
-uint32_t rt_vg_add_id(rt_trace *t, uint32_t parent, uint32_t name);
+/* rt_vgxml_add with the element name's string id (a reader caches them). */
+uint32_t rt_vgxml_add_id(rt_trace *t, uint32_t parent, uint32_t name);
 
 #endif

@@ -37,16 +37,16 @@ static uint64_t map_number_after(const char *s, const char *key)
 /* The primary description: <what>, or the <text> of <xwhat>. */
 static const char *map_what(const rt_trace *t, uint32_t err)
 {
-	const char *w = rt_vg_child_text(t, err, "what");
-	return w ? w : rt_vg_child_text(t, rt_vg_find(t, err, "xwhat", RT_NONE), "text");
+	const char *w = rt_vgxml_child_text(t, err, "what");
+	return w ? w : rt_vgxml_child_text(t, rt_vgxml_find(t, err, "xwhat", RT_NONE), "text");
 }
 
 /* <leakedbytes>/<leakedblocks> inside <xwhat> (protocol 4) or beside it
  * (protocols 1-3). */
 static uint64_t map_leak_figure(const rt_trace *t, uint32_t err, const char *name)
 {
-	const char *s = rt_vg_child_text(t, rt_vg_find(t, err, "xwhat", RT_NONE), name);
-	return map_number(s ? s : rt_vg_child_text(t, err, name));
+	const char *s = rt_vgxml_child_text(t, rt_vgxml_find(t, err, "xwhat", RT_NONE), name);
+	return map_number(s ? s : rt_vgxml_child_text(t, err, name));
 }
 
 static int map_leak_kind(const char *kind)
@@ -65,7 +65,7 @@ static int map_leak_kind(const char *kind)
  * stacks start at the caller of the allocator. */
 static uint32_t map_stack(rt_trace *t, uint32_t stack, uint32_t *fn)
 {
-	const rt_vg_node *n = rt_vg_node_at(t, stack);
+	const rt_vgxml_node *n = rt_vgxml_node_at(t, stack);
 	*fn = RT_NONE;
 	if (!n || n->bt == RT_NONE || !rt_trace_bt_len(t, n->bt))
 		return n ? n->bt : RT_NONE;
@@ -98,7 +98,7 @@ static void map_leak(rt_trace *t, uint32_t err, int kind, rt_leak_summary *s)
 	l.indirect = indirect <= bytes ? indirect : 0;
 	l.size = bytes - l.indirect;
 	l.blocks = blocks ? blocks : 1;
-	l.bt = map_stack(t, rt_vg_find(t, err, "stack", RT_NONE), &l.fn);
+	l.bt = map_stack(t, rt_vgxml_find(t, err, "stack", RT_NONE), &l.fn);
 	rt_trace_add_leak(t, &l);
 	s->bytes[kind] += l.size;
 	s->blocks[kind] += l.blocks;
@@ -108,13 +108,13 @@ static void map_leak(rt_trace *t, uint32_t err, int kind, rt_leak_summary *s)
 /* The stack that follows an auxwhat containing `key`, or RT_NONE. */
 static uint32_t map_aux_stack(const rt_trace *t, uint32_t err, const char *key)
 {
-	const rt_vg_node *e = rt_vg_node_at(t, err);
+	const rt_vgxml_node *e = rt_vgxml_node_at(t, err);
 	bool after = false;
-	for (uint32_t c = e->child; c != RT_NONE; c = rt_vg_node_at(t, c)->next) {
-		const char *name = rt_vg_name(t, c);
-		const char *text = rt_vg_text(t, c);
+	for (uint32_t c = e->child; c != RT_NONE; c = rt_vgxml_node_at(t, c)->next) {
+		const char *name = rt_vgxml_name(t, c);
+		const char *text = rt_vgxml_text(t, c);
 		if (!strcmp(name, "xauxwhat"))
-			text = rt_vg_child_text(t, c, "text");
+			text = rt_vgxml_child_text(t, c, "text");
 		if (!strcmp(name, "auxwhat") || !strcmp(name, "xauxwhat"))
 			after = text && strstr(text, key);
 		else if (after && !strcmp(name, "stack"))
@@ -126,9 +126,9 @@ static uint32_t map_aux_stack(const rt_trace *t, uint32_t err, const char *key)
 /* "Address 0x... is N bytes inside a block of size M free'd" */
 static void map_block(const rt_trace *t, uint32_t err, rt_heap_error *h)
 {
-	const char *aux = rt_vg_child_text(t, err, "auxwhat");
+	const char *aux = rt_vgxml_child_text(t, err, "auxwhat");
 	if (!aux)
-		aux = rt_vg_child_text(t, rt_vg_find(t, err, "xauxwhat", RT_NONE), "text");
+		aux = rt_vgxml_child_text(t, rt_vgxml_find(t, err, "xauxwhat", RT_NONE), "text");
 	const char *a = aux ? strstr(aux, "Address 0x") : NULL;
 	if (!a)
 		return;
@@ -147,7 +147,7 @@ static void map_heap_error(rt_trace *t, uint32_t err, int kind)
 	rt_heap_error h = {0};
 	h.kind = (uint8_t)kind;
 	h.alloc_fn = h.alloc_bt = h.free_fn = h.free_bt = RT_NONE;
-	h.bt = map_stack(t, rt_vg_find(t, err, "stack", RT_NONE), &h.fn);
+	h.bt = map_stack(t, rt_vgxml_find(t, err, "stack", RT_NONE), &h.fn);
 	if (h.fn == RT_NONE)
 		h.fn = rt_trace_intern(t, "free", 4);
 	map_block(t, err, &h);
@@ -175,7 +175,7 @@ static void map_comment(rt_trace *t, const char *a, const char *b, const char *c
 
 static void map_comment_stack(rt_trace *t, uint32_t stack)
 {
-	uint32_t bt = rt_vg_node_at(t, stack)->bt;
+	uint32_t bt = rt_vgxml_node_at(t, stack)->bt;
 	uint32_t n = bt == RT_NONE ? 0 : rt_trace_bt_len(t, bt);
 	for (uint32_t i = 0; i < n; i++) {
 		const rt_frame *f = &rt_trace_bt_frames(t, bt)[i];
@@ -191,22 +191,22 @@ static void map_comment_stack(rt_trace *t, uint32_t stack)
 static void map_other_error(rt_trace *t, uint32_t err, const char *kind)
 {
 	map_comment(t, "## error ", kind, NULL);
-	const rt_vg_node *e = rt_vg_node_at(t, err);
-	for (uint32_t c = e->child; c != RT_NONE; c = rt_vg_node_at(t, c)->next) {
-		const char *name = rt_vg_name(t, c);
-		const char *text = rt_vg_text(t, c);
+	const rt_vgxml_node *e = rt_vgxml_node_at(t, err);
+	for (uint32_t c = e->child; c != RT_NONE; c = rt_vgxml_node_at(t, c)->next) {
+		const char *name = rt_vgxml_name(t, c);
+		const char *text = rt_vgxml_text(t, c);
 		if (!strcmp(name, "xwhat") || !strcmp(name, "xauxwhat"))
-			text = rt_vg_child_text(t, c, "text");
+			text = rt_vgxml_child_text(t, c, "text");
 		if (!strcmp(name, "what") || !strcmp(name, "xwhat"))
 			map_comment(t, "##   ", text, NULL);
 		else if (!strcmp(name, "auxwhat") || !strcmp(name, "xauxwhat"))
 			map_comment(t, "##   ", text, NULL);
 		else if (!strcmp(name, "origin"))
-			map_comment(t, "##   ", rt_vg_child_text(t, c, "what"), NULL);
+			map_comment(t, "##   ", rt_vgxml_child_text(t, c, "what"), NULL);
 		if (!strcmp(name, "stack"))
 			map_comment_stack(t, c);
-		else if (!strcmp(name, "origin") && rt_vg_find(t, c, "stack", RT_NONE) != RT_NONE)
-			map_comment_stack(t, rt_vg_find(t, c, "stack", RT_NONE));
+		else if (!strcmp(name, "origin") && rt_vgxml_find(t, c, "stack", RT_NONE) != RT_NONE)
+			map_comment_stack(t, rt_vgxml_find(t, c, "stack", RT_NONE));
 	}
 }
 
@@ -215,10 +215,10 @@ static void map_header(rt_trace *t, uint32_t root)
 {
 	if (rt_trace_header_count(t))
 		return;
-	uint32_t argv = rt_vg_find(t, rt_vg_find(t, root, "args", RT_NONE), "argv", RT_NONE);
-	const char *exe = rt_vg_child_text(t, argv, "exe");
-	const char *pid = rt_vg_child_text(t, root, "pid");
-	const char *tool = rt_vg_child_text(t, root, "tool");
+	uint32_t argv = rt_vgxml_find(t, rt_vgxml_find(t, root, "args", RT_NONE), "argv", RT_NONE);
+	const char *exe = rt_vgxml_child_text(t, argv, "exe");
+	const char *pid = rt_vgxml_child_text(t, root, "pid");
+	const char *tool = rt_vgxml_child_text(t, root, "tool");
 	rt_trace_set_header(t, "version", "2.0");
 	if (exe)
 		rt_trace_set_header(t, "process", exe);
@@ -232,9 +232,9 @@ static void map_header(rt_trace *t, uint32_t root)
 static void map_doc(rt_trace *t, uint32_t root, rt_leak_summary *s, bool *leaks)
 {
 	map_header(t, root);
-	for (uint32_t e = rt_vg_find(t, root, "error", RT_NONE); e != RT_NONE;
-	     e = rt_vg_find(t, root, "error", e)) {
-		const char *kind = rt_vg_child_text(t, e, "kind");
+	for (uint32_t e = rt_vgxml_find(t, root, "error", RT_NONE); e != RT_NONE;
+	     e = rt_vgxml_find(t, root, "error", e)) {
+		const char *kind = rt_vgxml_child_text(t, e, "kind");
 		int lk = map_leak_kind(kind);
 		if (lk) {
 			map_leak(t, e, lk, s);
@@ -249,15 +249,15 @@ static void map_doc(rt_trace *t, uint32_t root, rt_leak_summary *s, bool *leaks)
 	}
 }
 
-void rt_vgdoc_to_heapcheck(rt_trace *t)
+void rt_vgxml_to_heapcheck(rt_trace *t)
 {
 	rt_leak_summary s = {0};
 	bool leaks = false;
 	s.mode = RT_LEAK_CHECK_FULL;
-	if (!rt_vgdoc_is_source(t) || !rt_vgdoc_mark_mapped(t))
+	if (!rt_vgxml_is_source(t) || !rt_vgxml_mark_mapped(t))
 		return; /* no documents, or their view is there already */
-	for (size_t i = 0; i < rt_vg_doc_count(t); i++)
-		map_doc(t, rt_vg_doc_root(t, i), &s, &leaks);
+	for (size_t i = 0; i < rt_vgxml_doc_count(t); i++)
+		map_doc(t, rt_vgxml_doc_root(t, i), &s, &leaks);
 	if (leaks && !rt_trace_leak_summary(t))
 		rt_trace_set_leak_summary(t, &s);
 }

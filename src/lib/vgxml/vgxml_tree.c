@@ -108,15 +108,15 @@ static bool vgxml_blank(const char *s, size_t n)
  * text. */
 static void vgxml_text_set(vgxml_reader *r, const vgxml_open *e)
 {
-	uint32_t flags = e->kind == VGXML_K_UCOMMENT ? RT_VG_RAW
-			 : e->kind == VGXML_K_RAWTEXT && e->cdata ? RT_VG_CDATA : 0;
+	uint32_t flags = e->kind == VGXML_K_UCOMMENT ? RT_VGXML_RAW
+			 : e->kind == VGXML_K_RAWTEXT && e->cdata ? RT_VGXML_CDATA : 0;
 	if (flags && !e->children)
-		rt_vg_set_flags(r->t, e->node, flags);
+		rt_vgxml_set_flags(r->t, e->node, flags);
 	if (e->children || !r->ntxt)
 		return;
 	if ((vgxml_flags(r, e) & VGXML_NAME_CONTAINER) && vgxml_blank(r->txt, r->ntxt))
 		return;
-	rt_vg_set_text(r->t, e->node, rt_trace_intern(r->t, r->txt, r->ntxt));
+	rt_vgxml_set_text(r->t, e->node, rt_trace_intern(r->t, r->txt, r->ntxt));
 }
 
 /* ---- stacks ---- */
@@ -218,7 +218,7 @@ static uint32_t vgxml_stack_end(vgxml_reader *r, uint32_t parent)
 		bt = vgxml_stack_build(r);
 		rt_vgxml_stack_cache_put(r->cache, key, r->nkey, hash, bt);
 	}
-	return rt_vg_add_stack(r->t, parent, bt);
+	return rt_vgxml_add_stack(r->t, parent, bt);
 }
 
 /* ---- top-level elements ---- */
@@ -249,7 +249,7 @@ static void vgxml_top_end(vgxml_reader *r, const vgxml_open *e)
 	uint32_t nbts = rt_trace_bt_count(r->t);
 	if (r->o->on_element(r->o->ctx, r->t, e->node))
 		return;
-	rt_vg_truncate(r->t, e->node);
+	rt_vgxml_truncate(r->t, e->node);
 	if (nbts == r->top_nbts && rt_trace_bt_count(r->t) == nbts && !r->top_recorded &&
 	    rt_trace_str_unchanged(r->t, &after)) {
 		rt_trace_str_release(r->t, &r->top_mark);
@@ -260,7 +260,7 @@ static void vgxml_top_end(vgxml_reader *r, const vgxml_open *e)
 void rt_vgxml_tree_drop_open(vgxml_reader *r)
 {
 	if (r->depth >= 2 && r->stack[1].node != RT_NONE)
-		rt_vg_truncate(r->t, r->stack[1].node);
+		rt_vgxml_truncate(r->t, r->stack[1].node);
 	r->depth = r->depth ? 1 : 0;
 }
 
@@ -279,7 +279,7 @@ static void vgxml_root_begin(vgxml_reader *r, uint32_t name)
 	}
 	uint32_t root = r->resume_root;
 	if (root == RT_NONE) {
-		root = rt_vg_add_id(r->t, RT_NONE, vgxml_name_id(r, name));
+		root = rt_vgxml_add_id(r->t, RT_NONE, vgxml_name_id(r, name));
 		r->st->docs++;
 		uint32_t col;
 		r->doc = (vgxml_doc){root, 0, 0, 0, r->doc.version};
@@ -319,7 +319,7 @@ static vgxml_open vgxml_child(vgxml_reader *r, const vgxml_open *parent, uint32_
 		r->nkey = r->nfrefs = 0;
 		return e;
 	}
-	e.node = rt_vg_add_id(r->t, parent->node, vgxml_name_id(r, name));
+	e.node = rt_vgxml_add_id(r->t, parent->node, vgxml_name_id(r, name));
 	if (known == VGXML_USERCOMMENT) {
 		e.kind = VGXML_K_UCOMMENT;
 		r->raw = true;

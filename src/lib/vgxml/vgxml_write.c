@@ -121,7 +121,7 @@ void rt_vgxml_cdata(rt_out *o, const char *s, size_t n)
 
 /* --- frames --- */
 
-size_t rt_vg_path_split(const char *path, size_t len)
+size_t rt_vgxml_path_split(const char *path, size_t len)
 {
 	for (size_t i = len; i-- > 0;)
 		if (path[i] == '/')
@@ -171,7 +171,7 @@ static void put_ip(rt_out *o, uint64_t ip)
 
 static void put_path(rt_out *o, const char *path, size_t n)
 {
-	size_t slash = rt_vg_path_split(path, n);
+	size_t slash = rt_vgxml_path_split(path, n);
 	if (slash < n) {
 		put_leaf_n(o, 6, "dir", path, slash);
 		put_leaf_n(o, 6, "file", path + slash + 1, n - slash - 1);
@@ -269,26 +269,26 @@ static enum line_style style_of(const wr *w, uint32_t node, const char *name)
 	if (!strcmp(name, "trace"))
 		return LS_TIGHT;
 	/* the description of a variable's declaration (m_debuginfo) */
-	if (!strcmp(name, "xauxwhat") && (rt_vg_find(w->t, node, "file", RT_NONE) != RT_NONE ||
-					   rt_vg_find(w->t, node, "line", RT_NONE) != RT_NONE))
+	if (!strcmp(name, "xauxwhat") && (rt_vgxml_find(w->t, node, "file", RT_NONE) != RT_NONE ||
+					   rt_vgxml_find(w->t, node, "line", RT_NONE) != RT_NONE))
 		return LS_TRAIL;
 	return LS_BLOCK;
 }
 
 /* memcheck prints a FishyValue error's <what> with the newline inside
  * the text and none after the closing tag. */
-static bool newline_inside(const wr *w, const rt_vg_node *n, const char *name, const char *text)
+static bool newline_inside(const wr *w, const rt_vgxml_node *n, const char *name, const char *text)
 {
 	size_t len = strlen(text);
 	if (!len || text[len - 1] != '\n' || strcmp(name, "what") || n->parent == RT_NONE)
 		return false;
-	const char *kind = rt_vg_child_text(w->t, n->parent, "kind");
+	const char *kind = rt_vgxml_child_text(w->t, n->parent, "kind");
 	return kind && !strcmp(kind, "FishyValue");
 }
 
-static void put_text_of(wr *w, const rt_vg_node *n, const char *text)
+static void put_text_of(wr *w, const rt_vgxml_node *n, const char *text)
 {
-	if (n->flags & RT_VG_RAW)
+	if (n->flags & RT_VGXML_RAW)
 		rt_out_str(w->o, text);
 	else
 		rt_vgxml_escape(w->o, text, strlen(text));
@@ -308,15 +308,15 @@ static void put_node(wr *w, uint32_t id, int indent);
 /* An element and its children on the current line. */
 static void put_inline(wr *w, uint32_t id)
 {
-	const rt_vg_node *n = rt_vg_node_at(w->t, id);
-	const char *name = rt_vg_name(w->t, id);
+	const rt_vgxml_node *n = rt_vgxml_node_at(w->t, id);
+	const char *name = rt_vgxml_name(w->t, id);
 	enum line_style st = style_of(w, id, name);
 	rt_out_ch(w->o, '<');
 	rt_out_str(w->o, name);
 	rt_out_ch(w->o, '>');
 	if (n->text != RT_NONE)
 		put_text_of(w, n, rt_trace_str(w->t, n->text));
-	for (uint32_t c = n->child; c != RT_NONE; c = rt_vg_node_at(w->t, c)->next) {
+	for (uint32_t c = n->child; c != RT_NONE; c = rt_vgxml_node_at(w->t, c)->next) {
 		if (st == LS_SPACED)
 			rt_out_ch(w->o, ' ');
 		put_inline(w, c);
@@ -334,13 +334,13 @@ static void put_inline(wr *w, uint32_t id)
  * <leakedblocks> siblings, as protocol 4's <xwhat>. */
 static void put_upgraded_what(wr *w, uint32_t what, int indent)
 {
-	uint32_t err = rt_vg_node_at(w->t, what)->parent;
+	uint32_t err = rt_vgxml_node_at(w->t, what)->parent;
 	put_tag(w->o, indent, "", "xwhat");
-	const char *text = rt_vg_text(w->t, what);
+	const char *text = rt_vgxml_text(w->t, what);
 	put_leaf(w->o, indent + 2, "text", text ? text : "");
 	static const char *const extra[] = {"leakedbytes", "leakedblocks"};
 	for (int i = 0; i < 2; i++) {
-		const char *v = rt_vg_child_text(w->t, err, extra[i]);
+		const char *v = rt_vgxml_child_text(w->t, err, extra[i]);
 		if (v)
 			put_leaf(w->o, indent + 2, extra[i], v);
 	}
@@ -351,30 +351,30 @@ static void put_upgraded_what(wr *w, uint32_t what, int indent)
  * counts move into the <xwhat>. */
 static bool upgraded_child(wr *w, uint32_t c, int indent)
 {
-	const char *name = rt_vg_name(w->t, c);
-	uint32_t parent = rt_vg_node_at(w->t, c)->parent;
-	if (!w->upgrade || strcmp(rt_vg_name(w->t, parent), "error"))
+	const char *name = rt_vgxml_name(w->t, c);
+	uint32_t parent = rt_vgxml_node_at(w->t, c)->parent;
+	if (!w->upgrade || strcmp(rt_vgxml_name(w->t, parent), "error"))
 		return false;
 	if (!strcmp(name, "leakedbytes") || !strcmp(name, "leakedblocks"))
 		return true;
-	if (strcmp(name, "what") || (rt_vg_find(w->t, parent, "leakedbytes", RT_NONE) == RT_NONE &&
-				     rt_vg_find(w->t, parent, "leakedblocks", RT_NONE) == RT_NONE))
+	if (strcmp(name, "what") || (rt_vgxml_find(w->t, parent, "leakedbytes", RT_NONE) == RT_NONE &&
+				     rt_vgxml_find(w->t, parent, "leakedblocks", RT_NONE) == RT_NONE))
 		return false;
 	put_upgraded_what(w, c, indent);
 	return true;
 }
 
-static void put_children(wr *w, const rt_vg_node *n, int indent)
+static void put_children(wr *w, const rt_vgxml_node *n, int indent)
 {
-	for (uint32_t c = n->child; c != RT_NONE; c = rt_vg_node_at(w->t, c)->next)
+	for (uint32_t c = n->child; c != RT_NONE; c = rt_vgxml_node_at(w->t, c)->next)
 		if (!upgraded_child(w, c, indent))
 			put_node(w, c, indent);
 }
 
-static void put_leaf_node(wr *w, const rt_vg_node *n, const char *name, int indent)
+static void put_leaf_node(wr *w, const rt_vgxml_node *n, const char *name, int indent)
 {
 	const char *text = rt_trace_str(w->t, n->text);
-	if (n->flags & RT_VG_CDATA) {
+	if (n->flags & RT_VGXML_CDATA) {
 		put_cdata_elem(w, indent, name, text);
 		return;
 	}
@@ -390,8 +390,8 @@ static void put_leaf_node(wr *w, const rt_vg_node *n, const char *name, int inde
 
 static void put_node(wr *w, uint32_t id, int indent)
 {
-	const rt_vg_node *n = rt_vg_node_at(w->t, id);
-	const char *name = rt_vg_name(w->t, id);
+	const rt_vgxml_node *n = rt_vgxml_node_at(w->t, id);
+	const char *name = rt_vgxml_name(w->t, id);
 	if (!strcmp(name, "stack")) {
 		put_stack(w, n->bt);
 		return;
@@ -445,7 +445,7 @@ static bool blank_after(const char *name)
 
 static void put_top(wr *w, uint32_t c)
 {
-	const char *name = rt_vg_name(w->t, c);
+	const char *name = rt_vgxml_name(w->t, c);
 	if (blank_before(name))
 		rt_out_ch(w->o, '\n');
 	if (w->upgrade && !strcmp(name, "protocolversion"))
@@ -459,14 +459,14 @@ static void put_top(wr *w, uint32_t c)
 /* Protocols 1-3 name no tool: they were memcheck's. */
 static void put_protocoltool(wr *w, uint32_t root)
 {
-	const char *tool = rt_vg_child_text(w->t, root, "tool");
+	const char *tool = rt_vgxml_child_text(w->t, root, "tool");
 	put_leaf(w->o, 0, "protocoltool", tool ? tool : "memcheck");
 	rt_out_ch(w->o, '\n');
 }
 
 static bool old_protocol(const rt_trace *t, uint32_t root)
 {
-	const char *v = rt_vg_child_text(t, root, "protocolversion");
+	const char *v = rt_vgxml_child_text(t, root, "protocolversion");
 	return v && strtol(v, NULL, 10) < 4;
 }
 
@@ -475,25 +475,25 @@ static bool old_protocol(const rt_trace *t, uint32_t root)
  * them last, protocols 1-3 before the leak errors). */
 static void put_doc(wr *w, uint32_t root)
 {
-	const rt_vg_node *r = rt_vg_node_at(w->t, root);
-	bool has_tool = rt_vg_find(w->t, root, "protocoltool", RT_NONE) != RT_NONE;
+	const rt_vgxml_node *r = rt_vgxml_node_at(w->t, root);
+	bool has_tool = rt_vgxml_find(w->t, root, "protocoltool", RT_NONE) != RT_NONE;
 	w->upgrade = old_protocol(w->t, root);
 	rt_out_str(w->o, "<?xml version=\"1.0\"?>\n\n<");
-	rt_out_str(w->o, rt_vg_name(w->t, root));
+	rt_out_str(w->o, rt_vgxml_name(w->t, root));
 	rt_out_str(w->o, ">\n\n");
-	for (uint32_t c = r->child; c != RT_NONE; c = rt_vg_node_at(w->t, c)->next) {
-		const char *name = rt_vg_name(w->t, c);
+	for (uint32_t c = r->child; c != RT_NONE; c = rt_vgxml_node_at(w->t, c)->next) {
+		const char *name = rt_vgxml_name(w->t, c);
 		if (w->upgrade && !strcmp(name, "suppcounts"))
 			continue;
 		put_top(w, c);
 		if (w->upgrade && !has_tool && !strcmp(name, "protocolversion"))
 			put_protocoltool(w, root);
 	}
-	for (uint32_t c = r->child; w->upgrade && c != RT_NONE; c = rt_vg_node_at(w->t, c)->next)
-		if (!strcmp(rt_vg_name(w->t, c), "suppcounts"))
+	for (uint32_t c = r->child; w->upgrade && c != RT_NONE; c = rt_vgxml_node_at(w->t, c)->next)
+		if (!strcmp(rt_vgxml_name(w->t, c), "suppcounts"))
 			put_top(w, c);
 	rt_out_str(w->o, "\n</");
-	rt_out_str(w->o, rt_vg_name(w->t, root));
+	rt_out_str(w->o, rt_vgxml_name(w->t, root));
 	rt_out_str(w->o, ">\n\n");
 }
 
@@ -502,11 +502,11 @@ static void put_doc(wr *w, uint32_t root)
  * are held once, as heap checking results. */
 static void put_all(const rt_trace *t, const rt_vgxml_write_opts *opts, rt_out *o)
 {
-	rt_trace *built = rt_vgdoc_is_source(t) ? NULL : rt_vgdoc_build(t, opts);
+	rt_trace *built = rt_vgxml_is_source(t) ? NULL : rt_vgxml_build(t, opts);
 	const rt_trace *d = built ? built : t;
 	wr w = {d, o, false};
-	for (size_t i = 0; i < rt_vg_doc_count(d); i++)
-		put_doc(&w, rt_vg_doc_root(d, i));
+	for (size_t i = 0; i < rt_vgxml_doc_count(d); i++)
+		put_doc(&w, rt_vgxml_doc_root(d, i));
 	rt_trace_free(built);
 }
 

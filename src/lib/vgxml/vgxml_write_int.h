@@ -21,6 +21,6 @@ void rt_vgxml_cdata(rt_out *o, const char *s, size_t n);
 
 /* Where a source path splits into Valgrind's <dir> and <file>: the index
  * of its last '/', or len when it has none. */
-size_t rt_vg_path_split(const char *path, size_t len);
+size_t rt_vgxml_path_split(const char *path, size_t len);
 
 #endif
