@@ -35,7 +35,7 @@ RTRACE_API size_t rt_leaks_live(const rt_leaks *l);
 /* The allocations of t not released by its end, in trace order (the
  * leak filter run on a scratch copy: t is not changed; the copies keep
  * their argument blocks, t's). Returns a malloc'ed array of *n calls. */
-RTRACE_API rt_call *rt_unfreed_calls(const rt_trace *t, size_t *n);
+RTRACE_API rt_call *rt_leaks_unfreed(const rt_trace *t, size_t *n);
 
 /* Per-call selection applied after reading (and after leak filtering). */
 typedef struct rt_select {
@@ -53,17 +53,17 @@ RTRACE_API bool rt_select_call(const rt_select *s, const rt_trace *t, const rt_c
 /* Removes every call the selection rejects; returns how many remain. */
 RTRACE_API size_t rt_select_apply(const rt_select *s, rt_trace *t);
 
-/* Marks resource types outside mask (registry ids, 1 << (n - 1)) removed.
- * Returns false if a call of that type should be dropped. */
-RTRACE_API void rt_filter_resources(rt_trace *t, uint32_t mask);
-RTRACE_API bool rt_resource_selected(const rt_trace *t, const rt_call *c);
+/* Marks resource types outside mask (registry ids, 1 << (n - 1)) removed;
+ * rt_select_resource is false for a call of a removed type. */
+RTRACE_API void rt_select_resources(rt_trace *t, uint32_t mask);
+RTRACE_API bool rt_select_resource(const rt_trace *t, const rt_call *c);
 
 /* Resolves "--call-address TARGET:START+SIZE" against the memory map:
  * TARGET is matched as a substring of a module path; START is relative to
  * that module's first mapping unless it already lies inside it. Returns
  * false when no module matches. */
-RTRACE_API bool rt_address_range(const rt_trace *t, const char *target, uint64_t start,
-		      uint64_t size, uint64_t *from, uint64_t *to);
+RTRACE_API bool rt_select_address_range(const rt_trace *t, const char *target, uint64_t start,
+						  uint64_t size, uint64_t *from, uint64_t *to);
 
 #ifdef __cplusplus
 }

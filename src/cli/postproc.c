@@ -232,7 +232,7 @@ static void select_calls(rt_trace *t, const postproc_opts *o)
 		if (!cli_parse_u64(colon + 1, 0, &start) || !cli_parse_u64(plus + 1, 0, &size))
 			cli_die_usage("postproc", "invalid --call-address '%s': START and SIZE are numbers", o->call_address);
 		sel.by_address = true;
-		if (!rt_address_range(t, target, start, size, &sel.addr_from, &sel.addr_to)) {
+		if (!rt_select_address_range(t, target, start, size, &sel.addr_from, &sel.addr_to)) {
 			cli_warning("--call-address: no module in the memory map matches '%s'; no call selected", target);
 			sel.addr_from = sel.addr_to = 0;
 		}
@@ -337,7 +337,7 @@ int cmd_postproc(int argc, char **argv)
 		return RT_EXIT_DATA;
 	}
 	if (o.by_resource)
-		rt_filter_resources(t, o.resource_mask);
+		rt_select_resources(t, o.resource_mask);
 	select_calls(t, &o);
 	if (o.resolve)
 		cli_resolve(t, &o.res);

@@ -457,20 +457,20 @@ static void filter_resources(void **state)
 	rt_call c[4] = {mk(1, RT_CALL_ALLOC, MEM, 1), mk(2, RT_CALL_ALLOC, SEG, 1),
 			mk(3, RT_CALL_FREE, 3, 1), mk(4, RT_CALL_ALLOC, 0, 1)};
 	for (size_t i = 0; i < 4; i++)
-		assert_true(rt_resource_selected(t, &c[i]));
-	rt_filter_resources(t, 5); /* memory and control */
+		assert_true(rt_select_resource(t, &c[i]));
+	rt_select_resources(t, 5); /* memory and control */
 	assert_false(rt_trace_resource_get(t, MEM)->removed);
 	assert_true(rt_trace_resource_get(t, SEG)->removed);
 	assert_false(rt_trace_resource_get(t, 3)->removed);
 	assert_int_equal(rt_trace_resource_live(t), 2);
-	assert_true(rt_resource_selected(t, &c[0]));
-	assert_false(rt_resource_selected(t, &c[1]));
-	assert_true(rt_resource_selected(t, &c[2]));
-	assert_true(rt_resource_selected(t, &c[3])); /* untyped */
-	rt_filter_resources(t, 4);
+	assert_true(rt_select_resource(t, &c[0]));
+	assert_false(rt_select_resource(t, &c[1]));
+	assert_true(rt_select_resource(t, &c[2]));
+	assert_true(rt_select_resource(t, &c[3])); /* untyped */
+	rt_select_resources(t, 4);
 	assert_int_equal(rt_trace_resource_live(t), 1);
-	assert_false(rt_resource_selected(t, &c[0]));
-	assert_true(rt_resource_selected(t, &c[2]));
+	assert_false(rt_select_resource(t, &c[0]));
+	assert_true(rt_select_resource(t, &c[2]));
 	rt_trace_free(t);
 }
 
@@ -483,24 +483,24 @@ static void address_range(void **state)
 	rt_trace_add_mmap(t, "/tests/bin/shmseg_test", 0x8048000, 0x8049000);
 	uint64_t from = 0, to = 0;
 	/* START relative to the module */
-	assert_true(rt_address_range(t, "libc", 0x100, 0x20, &from, &to));
+	assert_true(rt_select_address_range(t, "libc", 0x100, 0x20, &from, &to));
 	assert_int_equal(from, 0x136100);
 	assert_int_equal(to, 0x136120);
 	/* START already inside the module: absolute */
-	assert_true(rt_address_range(t, "shmseg_test", 0x8048526, 4, &from, &to));
+	assert_true(rt_select_address_range(t, "shmseg_test", 0x8048526, 4, &from, &to));
 	assert_int_equal(from, 0x8048526);
 	assert_int_equal(to, 0x804852a);
-	assert_true(rt_address_range(t, "shmseg_test", 0x8048000, 1, &from, &to));
+	assert_true(rt_select_address_range(t, "shmseg_test", 0x8048000, 1, &from, &to));
 	assert_int_equal(from, 0x8048000);
 	/* the end of the mapping is outside it */
-	assert_true(rt_address_range(t, "shmseg_test", 0x8049000, 1, &from, &to));
+	assert_true(rt_select_address_range(t, "shmseg_test", 0x8049000, 1, &from, &to));
 	assert_int_equal(from, 0x8048000 + 0x8049000);
 	/* substring of the path */
-	assert_true(rt_address_range(t, "sp-rtrace1", 0, 0x14000, &from, &to));
+	assert_true(rt_select_address_range(t, "sp-rtrace1", 0, 0x14000, &from, &to));
 	assert_int_equal(from, 0x9e0000);
 	assert_int_equal(to, 0x9f4000);
 	from = to = 7;
-	assert_false(rt_address_range(t, "libfoo", 0, 1, &from, &to));
+	assert_false(rt_select_address_range(t, "libfoo", 0, 1, &from, &to));
 	rt_trace_free(t);
 }
 

@@ -150,10 +150,10 @@ static void single_resource_renumbered(void **state)
 
 	/* memory filtered out: fd is alone */
 	rt_trace *t = read_str(in);
-	rt_filter_resources(t, 4);
+	rt_select_resources(t, 4);
 	rt_call *calls = rt_trace_calls(t);
 	for (size_t i = 0; i < rt_trace_call_count(t); i++)
-		if (!rt_resource_selected(t, &calls[i]))
+		if (!rt_select_resource(t, &calls[i]))
 			rt_trace_kill_call(t, &calls[i]);
 	rt_trace_compact(t);
 	char *s = write_str(t, &plain);

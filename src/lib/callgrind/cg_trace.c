@@ -179,7 +179,7 @@ static void sum_leaks(builder *b)
 			b->count[bt] = blocks; /* a stack known by its leaks only */
 	}
 	size_t n;
-	rt_call *c = rt_unfreed_calls(b->t, &n);
+	rt_call *c = rt_leaks_unfreed(b->t, &n);
 	for (size_t i = 0; i < n; i++) {
 		if (c[i].res_type > RT_MAX_RESOURCES)
 			continue;

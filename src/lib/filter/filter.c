@@ -53,7 +53,7 @@ size_t rt_select_apply(const rt_select *s, rt_trace *t)
 	return rt_trace_compact(t);
 }
 
-void rt_filter_resources(rt_trace *t, uint32_t mask)
+void rt_select_resources(rt_trace *t, uint32_t mask)
 {
 	for (size_t i = 0; i < rt_trace_resource_count(t); i++) {
 		rt_resource *r = rt_trace_resource_at(t, i);
@@ -62,14 +62,14 @@ void rt_filter_resources(rt_trace *t, uint32_t mask)
 	}
 }
 
-bool rt_resource_selected(const rt_trace *t, const rt_call *c)
+bool rt_select_resource(const rt_trace *t, const rt_call *c)
 {
 	const rt_resource *r = rt_trace_resource_get(t, c->res_type);
 	return !r || !r->removed;
 }
 
-bool rt_address_range(const rt_trace *t, const char *target, uint64_t start,
-		      uint64_t size, uint64_t *from, uint64_t *to)
+bool rt_select_address_range(const rt_trace *t, const char *target, uint64_t start,
+						  uint64_t size, uint64_t *from, uint64_t *to)
 {
 	for (size_t i = 0; i < rt_trace_mmap_count(t); i++) {
 		const rt_mmap *m = rt_trace_mmap_at(t, i);

@@ -180,7 +180,7 @@ static void match(rt_leaks *l, rt_trace *t, const rt_call *c)
 		compact(l, t);
 }
 
-rt_call *rt_unfreed_calls(const rt_trace *t, size_t *n)
+rt_call *rt_leaks_unfreed(const rt_trace *t, size_t *n)
 {
 	rt_trace *live = rt_trace_new();
 	for (size_t i = 0; i < rt_trace_resource_count(t); i++) {

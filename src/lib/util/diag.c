@@ -1,3 +1,7 @@
+/* Diagnostics every reader reports the same way (rtrace/diag.h):
+ * "file:line:column: what was expected", and the description of the byte
+ * a reader found instead ("end of line", "'x'", "byte 0x07"), so that no
+ * reader words its errors differently from another. */
 #include "rtrace/diag.h"
 #include "util/util.h"
 

@@ -1,3 +1,12 @@
+/* The library's ground floor (util.h), used by every format and the model:
+ * allocation that dies loudly instead of failing silently (a reader that
+ * cannot grow its model cannot report anything useful), growable arrays
+ * that double, an arena for the model's strings (one free per trace, not
+ * one per string: a 138 MB profile interns millions of names), a string
+ * table whose slots keep each string's hash (probes compare hashes before
+ * bytes, growth rehashes nothing), and the chunked line stream
+ * (rt_stream_fd) that the text and Callgrind readers share. Nothing here
+ * knows a format. */
 #include "util/util.h"
 
 #include <errno.h>

@@ -525,7 +525,7 @@ static bool is_memory(const rt_trace *t, uint8_t res_type)
 static rt_leak *live_blocks(const rt_trace *t, size_t *count)
 {
 	size_t n, nl = 0;
-	rt_call *c = rt_unfreed_calls(t, &n);
+	rt_call *c = rt_leaks_unfreed(t, &n);
 	rt_leak *v = rt_xmalloc((n ? n : 1) * sizeof *v);
 	for (size_t i = 0; i < n; i++)
 		if (is_memory(t, c[i].res_type))
@@ -618,7 +618,7 @@ static void add_bad_closes(bld *b, ctx **c, size_t *nc)
 static void add_open_fds(bld *b, ctx **c, size_t *nc)
 {
 	size_t n;
-	rt_call *open = rt_unfreed_calls(b->src, &n);
+	rt_call *open = rt_leaks_unfreed(b->src, &n);
 	for (size_t i = 0; i < n; i++) {
 		if (!rt_trace_res_is(b->src, open[i].res_type, "fd") || open[i].res_id < 3)
 			continue;
