@@ -490,22 +490,17 @@ static void write_all(const cg_profile *p, rt_out *out, const cg_write_opts *opt
 	*out = w.out;
 }
 
-int cg_write_fd(const cg_profile *p, int fd, const cg_write_opts *opts)
+static void fill(rt_out *o, const void *model, const void *opts)
 {
-	rt_out o;
-	rt_out_init_fd(&o, fd);
-	write_all(p, &o, opts);
-	return rt_out_finish(&o);
+	write_all(model, o, opts);
 }
 
-char *cg_write_mem(const cg_profile *p, const cg_write_opts *opts, size_t *len)
+int cg_write_fd(const cg_profile *m, int fd, const cg_write_opts *opts)
 {
-	rt_out o;
-	rt_out_init_mem(&o);
-	write_all(p, &o, opts);
-	rt_out_ch(&o, '\0');
-	rt_out_finish(&o);
-	if (len)
-		*len = o.len - 1;
-	return o.buf;
+	return rt_out_write_fd(fd, fill, m, opts);
+}
+
+char *cg_write_mem(const cg_profile *m, const cg_write_opts *opts, size_t *len)
+{
+	return rt_out_write_mem(len, fill, m, opts);
 }

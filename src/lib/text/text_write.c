@@ -372,22 +372,17 @@ static void write_all(const rt_trace *t, const rt_write_opts *o, rt_out *out)
 		write_leak_summary(&w);
 }
 
-int rt_text_write_fd(const rt_trace *t, int fd, const rt_write_opts *o)
+static void fill(rt_out *o, const void *model, const void *opts)
 {
-	rt_out out;
-	rt_out_init_fd(&out, fd);
-	write_all(t, o, &out);
-	return rt_out_finish(&out);
+	write_all(model, opts, o);
 }
 
-char *rt_text_write_mem(const rt_trace *t, const rt_write_opts *o, size_t *len)
+int rt_text_write_fd(const rt_trace *m, int fd, const rt_write_opts *opts)
 {
-	rt_out out;
-	rt_out_init_mem(&out);
-	write_all(t, o, &out);
-	rt_out_finish(&out);
-	rt_out_ch(&out, '\0');
-	if (len)
-		*len = out.len - 1;
-	return out.buf;
+	return rt_out_write_fd(fd, fill, m, opts);
+}
+
+char *rt_text_write_mem(const rt_trace *m, const rt_write_opts *opts, size_t *len)
+{
+	return rt_out_write_mem(len, fill, m, opts);
 }

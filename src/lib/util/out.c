@@ -60,6 +60,26 @@ int rt_out_finish(rt_out *o)
 	return o->err;
 }
 
+int rt_out_write_fd(int fd, rt_out_fill fill, const void *model, const void *opts)
+{
+	rt_out o;
+	rt_out_init_fd(&o, fd);
+	fill(&o, model, opts);
+	return rt_out_finish(&o);
+}
+
+char *rt_out_write_mem(size_t *len, rt_out_fill fill, const void *model, const void *opts)
+{
+	rt_out o;
+	rt_out_init_mem(&o);
+	fill(&o, model, opts);
+	rt_out_ch(&o, '\0');
+	rt_out_finish(&o);
+	if (len)
+		*len = o.len - 1;
+	return o.buf;
+}
+
 /* The one number formatter: the digits of v in `base` (10 or 16) from the
  * right, zero padded to `width` (at most 24 digits). Inlined into each
  * caller with a constant base, the division becomes a multiply (10) or a

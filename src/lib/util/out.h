@@ -20,6 +20,14 @@ void rt_out_init_mem(rt_out *o);
 int rt_out_finish(rt_out *o);
 void rt_out_reserve_slow(rt_out *o, size_t n);
 
+/* Every writer's two entry points (X_write_fd, X_write_mem) over one
+ * function that writes the whole output of `model` into o. _fd returns 0
+ * or the first -errno; _mem a malloc'ed, NUL-terminated buffer of *len
+ * bytes (the NUL not counted). */
+typedef void (*rt_out_fill)(rt_out *o, const void *model, const void *opts);
+int rt_out_write_fd(int fd, rt_out_fill fill, const void *model, const void *opts);
+char *rt_out_write_mem(size_t *len, rt_out_fill fill, const void *model, const void *opts);
+
 static inline void rt_out_reserve(rt_out *o, size_t n)
 {
 	if (o->cap - o->len < n)

@@ -510,22 +510,17 @@ static void put_all(const rt_trace *t, const rt_vgxml_write_opts *opts, rt_out *
 	rt_trace_free(built);
 }
 
-int rt_vgxml_write_fd(const rt_trace *t, int fd, const rt_vgxml_write_opts *opts)
+static void fill(rt_out *o, const void *model, const void *opts)
 {
-	rt_out o;
-	rt_out_init_fd(&o, fd);
-	put_all(t, opts, &o);
-	return rt_out_finish(&o);
+	put_all(model, opts, o);
 }
 
-char *rt_vgxml_write_mem(const rt_trace *t, const rt_vgxml_write_opts *opts, size_t *len)
+int rt_vgxml_write_fd(const rt_trace *m, int fd, const rt_vgxml_write_opts *opts)
 {
-	rt_out o;
-	rt_out_init_mem(&o);
-	put_all(t, opts, &o);
-	rt_out_ch(&o, '\0');
-	rt_out_finish(&o);
-	if (len)
-		*len = o.len - 1;
-	return o.buf;
+	return rt_out_write_fd(fd, fill, m, opts);
+}
+
+char *rt_vgxml_write_mem(const rt_trace *m, const rt_vgxml_write_opts *opts, size_t *len)
+{
+	return rt_out_write_mem(len, fill, m, opts);
 }
