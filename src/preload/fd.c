@@ -165,6 +165,25 @@ static void bad_close(uint64_t index, unsigned f, int fd, uint64_t bt)
 	rt_mod_put(index, RT_TF_CALL_FREE, FN(f), RES, (uint64_t)fd, 0, bt, a, 1);
 }
 
+/* Whether fd is open, without a descriptor or a change of errno: the
+ * module's own record first, the kernel's for the others. */
+static bool fd_open(int fd)
+{
+	if (is_live(fd))
+		return true;
+	RT_REAL(real.fcntl, "fcntl");
+	int err = errno;
+	bool open = real.fcntl(fd, F_GETFD) >= 0;
+	errno = err;
+	return open;
+}
+
+/* Recorded before the call, whose outcome the descriptor's state tells
+ * (only EBADF closes nothing; close frees the number on every other
+ * error): the index is taken and the record written in one busy section
+ * of rt_mod_put, so a signal handler's calls cannot come between them and
+ * the thread's records stay in index order (docs/binary-format.md), and
+ * another thread gets the number only after the record. */
 RT_EXPORT int close(int fd)
 {
 	RT_REAL(real.close, "close");
@@ -174,13 +193,11 @@ RT_EXPORT int close(int fd)
 	}
 	if (!rt_mod_tracing(&rt_mod_fd))
 		return real.close(fd);
-	uint64_t index = rt_next_index(); /* before another thread gets fd */
-	int rc = real.close(fd);
-	if (rc == 0 || errno != EBADF)
-		put_free(index, FN(F_CLOSE), fd, FREE_BT());
+	if (fd_open(fd))
+		put_free(0, FN(F_CLOSE), fd, FREE_BT());
 	else
-		bad_close(index, F_CLOSE, fd, rt_mod_bt());
-	return rc;
+		bad_close(0, F_CLOSE, fd, rt_mod_bt());
+	return real.close(fd);
 }
 
 static void range_closed(unsigned f, unsigned first, unsigned last, uint64_t bt)
@@ -250,32 +267,28 @@ RT_EXPORT int dup(int old)
 	return fd;
 }
 
-/* dup2 and dup3 close the target first when it is open. */
-static bool target_open(int newfd)
+/* dup2 and dup3 close the target first when it is open and old is a
+ * descriptor: that release is recorded before the call, as close's is. */
+static bool target_closes(int old, int newfd)
 {
-	int err = errno;
-	bool open = real.fcntl(newfd, F_GETFD) >= 0;
-	errno = err;
-	return open;
+	return fd_open(newfd) && fd_open(old);
 }
 
 #define DUP23(name, F, params, call)                                           \
 	RT_EXPORT int name params                                              \
 	{                                                                      \
 		RT_REAL(real.name, #name);                                     \
-		RT_REAL(real.fcntl, "fcntl");                                  \
 		if (RT_UNLIKELY(newfd == rt_writer_fd()))                      \
 			rt_writer_move_fd();                                   \
 		if (!rt_mod_tracing(&rt_mod_fd) || old == newfd)               \
 			return real.name call;                                 \
-		uint64_t index = target_open(newfd) ? rt_next_index() : 0;     \
+		bool closes = target_closes(old, newfd);                       \
+		uint64_t bt = closes ? rt_mod_bt() : 0;                        \
+		if (closes)                                                    \
+			put_free(0, FN(F), newfd, bt);                         \
 		int fd = real.name call;                                       \
-		if (fd >= 0) {                                                 \
-			uint64_t bt = rt_mod_bt();                             \
-			if (index)                                             \
-				put_free(index, FN(F), newfd, bt);             \
-			duped(F, fd, old, bt);                                 \
-		}                                                              \
+		if (fd >= 0)                                                   \
+			duped(F, fd, old, closes ? bt : rt_mod_bt());          \
 		return fd;                                                     \
 	}
 DUP23(dup2, F_DUP2, (int old, int newfd), (old, newfd))

@@ -1,0 +1,27 @@
+# Descriptors under stress: a signal handler opening and closing them while
+# the program does too (the trace stays in index order and reads whole),
+# a leak check with no descriptor free (it still runs, or says why not and
+# fails the run), and the report of descriptors, streams and mappings left
+# open at exit, line for line as valgrind --track-fds=yes prints them.
+. "$(dirname "$0")/lib.sh"
+: "${PROGRAMS:?}"
+P=$PROGRAMS
+cd "$TMP" || exit 1
+
+# a SIGALRM handler every 100 us opening and closing /dev/null against a
+# main loop doing the same: every call recorded reads back, in order, and
+# nothing is left open
+for run in 1 2; do
+  rm -f ./*.rtrace
+  "$RTRACE" run -m fd -o "$TMP" -- "$P/tp_sigfd" 100000 > race.out 2> race.err
+  main=$(sed -n 's/^race main=\([0-9]*\).*/\1/p' race.out) hnd=$(sed -n 's/^race .*handler=\([0-9]*\).*/\1/p' race.out)
+  "$RTRACE" postproc -i tp_sigfd-*.rtrace > race.txt 2> race.pp; rc=$?
+  [ $rc -eq 0 ] && [ ! -s race.pp ] && ok || bad "signal handler run $run: trace reads with status $rc: $(head -3 race.pp)"
+  calls=$(grep -cE '^[0-9]+\. ' race.txt)
+  # the handler's calls that interrupt the tracer's own work are not traced
+  [ "$calls" -ge $((main + 3)) ] && [ "$calls" -le $((main + hnd + 3)) ] && [ "$hnd" -gt 0 ] && ok ||
+    bad "signal handler run $run: $calls calls read back, main made $main, the handler $hnd"
+  grep -q '^rtrace: FILE DESCRIPTORS: 3 open (3 std) at exit\.$' race.err && ! grep -q 'Open file descriptor' race.err &&
+    ! grep -q 'warning' race.err && ok || bad "signal handler run $run: $(grep -v '^rtrace:  ' race.err | head -5)"
+done
+finish
