@@ -24,4 +24,25 @@ for run in 1 2; do
   grep -q '^rtrace: FILE DESCRIPTORS: 3 open (3 std) at exit\.$' race.err && ! grep -q 'Open file descriptor' race.err &&
     ! grep -q 'warning' race.err && ok || bad "signal handler run $run: $(grep -v '^rtrace:  ' race.err | head -5)"
 done
+
+# no descriptor free at exit (the limit lowered and filled with open, or
+# with dup2 onto every number): the check reads /proc through descriptors
+# it kept from the start, and gives memcheck's verdict
+for how in fill dup2; do
+  "$RTRACE" run --error-exitcode=7 -o "$TMP" -- "$P/tp_sigfd" $how > $how.out 2> $how.err; rc=$?
+  grep -q "^fill taken=[0-9]* next=Too many open files" $how.out && ok || bad "$how: the program left descriptors free: $(cat $how.out)"
+  [ $rc -eq 7 ] && ok || bad "$how: exit status $rc, not --error-exitcode's 7"
+  grep -q '^rtrace:    definitely lost: 77 bytes in 1 blocks$' $how.err && grep -q '^rtrace: ERROR SUMMARY: 1 errors from 1 contexts$' $how.err &&
+    ok || bad "$how: leak check: $(grep -v '^rtrace:   ' $how.err)"
+  if command -v valgrind > /dev/null; then
+    valgrind --leak-check=full "$P/tp_sigfd" $how > /dev/null 2> vg-$how.err
+    grep -q '==    definitely lost: 77 bytes in 1 blocks$' vg-$how.err && ok || bad "$how: memcheck's verdict: $(grep lost vg-$how.err)"
+  fi
+done
+# a program that takes those too: the check cannot run, says why, and that
+# is an error
+"$RTRACE" run --error-exitcode=7 -o "$TMP" -- "$P/tp_sigfd" hostile > hostile.out 2> hostile.err; rc=$?
+[ $rc -eq 7 ] && ok || bad "hostile: exit status $rc, not --error-exitcode's 7"
+grep -q '^rtrace: leak check: cannot read /proc/self/maps (Too many open files); no verdicts$' hostile.err &&
+  grep -q '^rtrace: ERROR SUMMARY: 1 errors from 1 contexts$' hostile.err && ok || bad "hostile: $(cat hostile.err)"
 finish
