@@ -109,6 +109,7 @@ static uint64_t heap_summary(const rt_trace *t, const heap_totals *h, int pid, c
 	const rt_call *calls = rt_trace_calls_const(t);
 	leak_counts n = {0, 0};
 	fd_report(t, h->fds, &n);
+	fd_report_streams(t);
 	if (!h->memory && rt_trace_resource_count(t) && !rt_trace_find_resource(t, "memory", 6)) {
 		leak_report_end(&n);
 		return n.errors;

@@ -1,7 +1,9 @@
 /* The fd module: file descriptors, from every call that makes one to
  * close, close_range and exec (which releases the close-on-exec ones).
  * Each allocation carries what identifies the descriptor (path and flags,
- * socket domain and type, the descriptor it duplicates). The interposers
+ * socket domain and type, the descriptor it duplicates); the descriptor
+ * under a stream (fopen, opendir, ...: file.c) is one too, as valgrind
+ * --track-fds=yes counts it. The interposers
  * also keep the trace file's own descriptor out of the program's way,
  * whether the module is on or not. */
 #define _GNU_SOURCE
@@ -19,13 +21,20 @@ enum {
 	F_OPEN, F_OPEN64, F_OPENAT, F_CREAT, F_CLOSE, F_CLOSE_RANGE, F_DUP, F_DUP2, F_DUP3,
 	F_FCNTL, F_PIPE, F_PIPE2, F_SOCKET, F_SOCKETPAIR, F_ACCEPT, F_ACCEPT4, F_EVENTFD,
 	F_TIMERFD, F_SIGNALFD, F_EPOLL, F_EPOLL1, F_INOTIFY, F_INOTIFY1, F_MEMFD, F_EXEC,
-	F_CLOSEFROM, F_FDOPEN, F_FDOPENDIR, F_SHM_OPEN, F_COUNT
+	F_CLOSEFROM, F_FDOPEN, F_FDOPENDIR, F_SHM_OPEN,
+	F_STREAMS, /* the descriptors under streams (enum rt_fd_stream), file.c's calls */
+	F_COUNT = F_STREAMS + RT_FDS_COUNT
 };
 static const char *const names[F_COUNT] = {
 	"open", "open64", "openat", "creat", "close", "close_range", "dup", "dup2", "dup3",
 	"fcntl", "pipe", "pipe2", "socket", "socketpair", "accept", "accept4", "eventfd",
 	"timerfd_create", "signalfd", "epoll_create", "epoll_create1", "inotify_init",
 	"inotify_init1", "memfd_create", "execve", "closefrom", "fdopen", "fdopendir", "shm_open",
+	[F_STREAMS + RT_FDS_FOPEN] = "fopen", [F_STREAMS + RT_FDS_FOPEN64] = "fopen64",
+	[F_STREAMS + RT_FDS_FREOPEN] = "freopen", [F_STREAMS + RT_FDS_POPEN] = "popen",
+	[F_STREAMS + RT_FDS_TMPFILE] = "tmpfile", [F_STREAMS + RT_FDS_OPENDIR] = "opendir",
+	[F_STREAMS + RT_FDS_FCLOSE] = "fclose", [F_STREAMS + RT_FDS_PCLOSE] = "pclose",
+	[F_STREAMS + RT_FDS_CLOSEDIR] = "closedir",
 };
 static const rt_restype types[] = {{"fd", "file descriptor", false}};
 rt_module rt_mod_fd = {
@@ -71,10 +80,21 @@ static void put_free(uint64_t index, unsigned fn, int fd, uint64_t bt)
 
 bool rt_fd_tracing(void) { return rt_mod_tracing(&rt_mod_fd); }
 
-void rt_fd_to_stream(int fd, bool dir, uint64_t bt)
+/* A stream's descriptor is a descriptor (valgrind --track-fds=yes counts
+ * it): opened by the stream's call, with its path or command and mode,
+ * and released by the stream's close, before the call as close's is. */
+void rt_fd_stream_opened(enum rt_fd_stream f, int fd, const char *key, const char *v,
+			 const char *mode, uint64_t bt)
 {
-	if (is_live(fd))
-		put_free(0, FN(dir ? F_FDOPENDIR : F_FDOPEN), fd, bt);
+	rt_arg a[] = {{key, v}, {"mode", mode}};
+	if (fd >= 0)
+		put_alloc(FN(F_STREAMS + f), fd, a, !key ? 0 : mode ? 2 : 1, bt);
+}
+
+void rt_fd_stream_closed(enum rt_fd_stream f, int fd, uint64_t bt)
+{
+	if (is_live(fd) || (fd >= 0 && fd < 3))
+		put_free(0, FN(F_STREAMS + f), fd, bt);
 }
 
 void rt_fd_shm_open(int fd, const char *name, int oflag, uint64_t bt)
