@@ -43,5 +43,8 @@ void fd_track_call(fd_track *f, rt_trace *t, const rt_call *c);
 /* Prints the report; t holds the calls live at the end. Adds its errors
  * (bad closes, descriptors left open) to n. */
 void fd_report(const rt_trace *t, const fd_track *f, leak_counts *n);
+/* The streams, directory streams and memory mappings open at exit (the
+ * file and mmap modules), in rtrace's words; no errors. */
+void fd_report_streams(const rt_trace *t);
 
 #endif

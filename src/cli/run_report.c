@@ -21,12 +21,43 @@
 #include <string.h>
 #include <unistd.h>
 
+#define CHECK_MSGS 4
+#define CHECK_MSG_LEN 256
+
 typedef struct heap_totals {
 	rt_leaks *leaks;
 	fd_track *fds;
 	uint64_t allocs, frees, bytes;
 	bool memory; /* the trace has the memory resource type */
+	char check_msg[CHECK_MSGS][CHECK_MSG_LEN]; /* the tracer's about its leak check */
+	unsigned nchecks;
 } heap_totals;
+
+/* The tracer's messages about its leak check ("leak check: ..."), said
+ * on stderr with the report (the trace keeps them as comments). */
+static void on_warn(void *ctx, const rt_diag *d)
+{
+	static const char tag[] = "tracer message: ";
+	heap_totals *h = ctx;
+	const char *m = strstr(d->msg, tag);
+	if (m && !strncmp(m + strlen(tag), "leak check: ", 12) && h->nchecks < CHECK_MSGS)
+		snprintf(h->check_msg[h->nchecks++], CHECK_MSG_LEN, "%s", m + strlen(tag));
+}
+
+/* A check that gave no verdicts did not happen: an error, as the leaks it
+ * would have found would be. */
+static void report_check_msgs(const heap_totals *h, leak_counts *n)
+{
+	for (unsigned i = 0; i < h->nchecks; i++) {
+		cli_info("%s", h->check_msg[i]);
+		if (strstr(h->check_msg[i], "no verdicts")) {
+			n->errors++;
+			n->contexts++;
+		}
+	}
+	if (h->nchecks)
+		cli_info("%s", "");
+}
 
 static void count_call(void *ctx, rt_trace *t, const rt_call *c)
 {
@@ -60,7 +91,7 @@ static rt_trace *load_trace(const char *path, heap_totals *h, rt_diag *err, int 
 	rt_trace *t = rt_trace_new();
 	h->leaks = rt_leaks_new();
 	h->fds = fd_track_new();
-	rt_read_opts ro = {12, count_call, NULL, h}; /* memcheck's 12 callers */
+	rt_read_opts ro = {12, count_call, on_warn, h}; /* memcheck's 12 callers */
 	*rc = rt_bin_read_fd(t, fd, path, &ro, NULL, err);
 	close(fd);
 	rt_leaks_finish(h->leaks, t);
@@ -78,6 +109,7 @@ static uint64_t heap_summary(const rt_trace *t, const heap_totals *h, int pid, c
 	const rt_call *calls = rt_trace_calls_const(t);
 	leak_counts n = {0, 0};
 	fd_report(t, h->fds, &n);
+	fd_report_streams(t);
 	if (!h->memory && rt_trace_resource_count(t) && !rt_trace_find_resource(t, "memory", 6)) {
 		leak_report_end(&n);
 		return n.errors;
@@ -95,6 +127,7 @@ static uint64_t heap_summary(const rt_trace *t, const heap_totals *h, int pid, c
 	cli_info("  total heap usage: %s allocs, %s frees, %s bytes allocated", cli_grouped(h->allocs, a),
 	     cli_grouped(h->frees, b), cli_grouped(h->bytes, c));
 	cli_info("%s", "");
+	report_check_msgs(h, &n);
 	leak_report_leaks(t, &o->leaks, &n);
 	leak_report_end(&n);
 	return n.errors;

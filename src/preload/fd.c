@@ -1,7 +1,9 @@
 /* The fd module: file descriptors, from every call that makes one to
  * close, close_range and exec (which releases the close-on-exec ones).
  * Each allocation carries what identifies the descriptor (path and flags,
- * socket domain and type, the descriptor it duplicates). The interposers
+ * socket domain and type, the descriptor it duplicates); the descriptor
+ * under a stream (fopen, opendir, ...: file.c) is one too, as valgrind
+ * --track-fds=yes counts it. The interposers
  * also keep the trace file's own descriptor out of the program's way,
  * whether the module is on or not. */
 #define _GNU_SOURCE
@@ -19,13 +21,20 @@ enum {
 	F_OPEN, F_OPEN64, F_OPENAT, F_CREAT, F_CLOSE, F_CLOSE_RANGE, F_DUP, F_DUP2, F_DUP3,
 	F_FCNTL, F_PIPE, F_PIPE2, F_SOCKET, F_SOCKETPAIR, F_ACCEPT, F_ACCEPT4, F_EVENTFD,
 	F_TIMERFD, F_SIGNALFD, F_EPOLL, F_EPOLL1, F_INOTIFY, F_INOTIFY1, F_MEMFD, F_EXEC,
-	F_CLOSEFROM, F_FDOPEN, F_FDOPENDIR, F_SHM_OPEN, F_COUNT
+	F_CLOSEFROM, F_FDOPEN, F_FDOPENDIR, F_SHM_OPEN,
+	F_STREAMS, /* the descriptors under streams (enum rt_fd_stream), file.c's calls */
+	F_COUNT = F_STREAMS + RT_FDS_COUNT
 };
 static const char *const names[F_COUNT] = {
 	"open", "open64", "openat", "creat", "close", "close_range", "dup", "dup2", "dup3",
 	"fcntl", "pipe", "pipe2", "socket", "socketpair", "accept", "accept4", "eventfd",
 	"timerfd_create", "signalfd", "epoll_create", "epoll_create1", "inotify_init",
 	"inotify_init1", "memfd_create", "execve", "closefrom", "fdopen", "fdopendir", "shm_open",
+	[F_STREAMS + RT_FDS_FOPEN] = "fopen", [F_STREAMS + RT_FDS_FOPEN64] = "fopen64",
+	[F_STREAMS + RT_FDS_FREOPEN] = "freopen", [F_STREAMS + RT_FDS_POPEN] = "popen",
+	[F_STREAMS + RT_FDS_TMPFILE] = "tmpfile", [F_STREAMS + RT_FDS_OPENDIR] = "opendir",
+	[F_STREAMS + RT_FDS_FCLOSE] = "fclose", [F_STREAMS + RT_FDS_PCLOSE] = "pclose",
+	[F_STREAMS + RT_FDS_CLOSEDIR] = "closedir",
 };
 static const rt_restype types[] = {{"fd", "file descriptor", false}};
 rt_module rt_mod_fd = {
@@ -71,10 +80,21 @@ static void put_free(uint64_t index, unsigned fn, int fd, uint64_t bt)
 
 bool rt_fd_tracing(void) { return rt_mod_tracing(&rt_mod_fd); }
 
-void rt_fd_to_stream(int fd, bool dir, uint64_t bt)
+/* A stream's descriptor is a descriptor (valgrind --track-fds=yes counts
+ * it): opened by the stream's call, with its path or command and mode,
+ * and released by the stream's close, before the call as close's is. */
+void rt_fd_stream_opened(enum rt_fd_stream f, int fd, const char *key, const char *v,
+			 const char *mode, uint64_t bt)
 {
-	if (is_live(fd))
-		put_free(0, FN(dir ? F_FDOPENDIR : F_FDOPEN), fd, bt);
+	rt_arg a[] = {{key, v}, {"mode", mode}};
+	if (fd >= 0)
+		put_alloc(FN(F_STREAMS + f), fd, a, !key ? 0 : mode ? 2 : 1, bt);
+}
+
+void rt_fd_stream_closed(enum rt_fd_stream f, int fd, uint64_t bt)
+{
+	if (is_live(fd) || (fd >= 0 && fd < 3))
+		put_free(0, FN(F_STREAMS + f), fd, bt);
 }
 
 void rt_fd_shm_open(int fd, const char *name, int oflag, uint64_t bt)
@@ -165,6 +185,25 @@ static void bad_close(uint64_t index, unsigned f, int fd, uint64_t bt)
 	rt_mod_put(index, RT_TF_CALL_FREE, FN(f), RES, (uint64_t)fd, 0, bt, a, 1);
 }
 
+/* Whether fd is open, without a descriptor or a change of errno: the
+ * module's own record first, the kernel's for the others. */
+static bool fd_open(int fd)
+{
+	if (is_live(fd))
+		return true;
+	RT_REAL(real.fcntl, "fcntl");
+	int err = errno;
+	bool open = real.fcntl(fd, F_GETFD) >= 0;
+	errno = err;
+	return open;
+}
+
+/* Recorded before the call, whose outcome the descriptor's state tells
+ * (only EBADF closes nothing; close frees the number on every other
+ * error): the index is taken and the record written in one busy section
+ * of rt_mod_put, so a signal handler's calls cannot come between them and
+ * the thread's records stay in index order (docs/binary-format.md), and
+ * another thread gets the number only after the record. */
 RT_EXPORT int close(int fd)
 {
 	RT_REAL(real.close, "close");
@@ -174,13 +213,11 @@ RT_EXPORT int close(int fd)
 	}
 	if (!rt_mod_tracing(&rt_mod_fd))
 		return real.close(fd);
-	uint64_t index = rt_next_index(); /* before another thread gets fd */
-	int rc = real.close(fd);
-	if (rc == 0 || errno != EBADF)
-		put_free(index, FN(F_CLOSE), fd, FREE_BT());
+	if (fd_open(fd))
+		put_free(0, FN(F_CLOSE), fd, FREE_BT());
 	else
-		bad_close(index, F_CLOSE, fd, rt_mod_bt());
-	return rc;
+		bad_close(0, F_CLOSE, fd, rt_mod_bt());
+	return real.close(fd);
 }
 
 static void range_closed(unsigned f, unsigned first, unsigned last, uint64_t bt)
@@ -250,32 +287,28 @@ RT_EXPORT int dup(int old)
 	return fd;
 }
 
-/* dup2 and dup3 close the target first when it is open. */
-static bool target_open(int newfd)
+/* dup2 and dup3 close the target first when it is open and old is a
+ * descriptor: that release is recorded before the call, as close's is. */
+static bool target_closes(int old, int newfd)
 {
-	int err = errno;
-	bool open = real.fcntl(newfd, F_GETFD) >= 0;
-	errno = err;
-	return open;
+	return fd_open(newfd) && fd_open(old);
 }
 
 #define DUP23(name, F, params, call)                                           \
 	RT_EXPORT int name params                                              \
 	{                                                                      \
 		RT_REAL(real.name, #name);                                     \
-		RT_REAL(real.fcntl, "fcntl");                                  \
 		if (RT_UNLIKELY(newfd == rt_writer_fd()))                      \
 			rt_writer_move_fd();                                   \
 		if (!rt_mod_tracing(&rt_mod_fd) || old == newfd)               \
 			return real.name call;                                 \
-		uint64_t index = target_open(newfd) ? rt_next_index() : 0;     \
+		bool closes = target_closes(old, newfd);                       \
+		uint64_t bt = closes ? rt_mod_bt() : 0;                        \
+		if (closes)                                                    \
+			put_free(0, FN(F), newfd, bt);                         \
 		int fd = real.name call;                                       \
-		if (fd >= 0) {                                                 \
-			uint64_t bt = rt_mod_bt();                             \
-			if (index)                                             \
-				put_free(index, FN(F), newfd, bt);             \
-			duped(F, fd, old, bt);                                 \
-		}                                                              \
+		if (fd >= 0)                                                   \
+			duped(F, fd, old, closes ? bt : rt_mod_bt());          \
 		return fd;                                                     \
 	}
 DUP23(dup2, F_DUP2, (int old, int newfd), (old, newfd))

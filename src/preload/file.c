@@ -1,8 +1,10 @@
 /* The file module: stdio streams and directory streams, with the path
  * and mode that opened them. The descriptor under a stream is the
  * stream's: libc's own calls inside these interposers (rt_t.inside) are
- * not the program's descriptors, and one the program hands to fdopen or
- * fdopendir is released to the stream. */
+ * not recorded as such; the fd module records it (as valgrind
+ * --track-fds=yes counts it) as opened by the stream's call and released
+ * by its close, with or without this module; one the program hands to
+ * fdopen or fdopendir stays the descriptor it was, until the close. */
 #define _GNU_SOURCE
 #include "module.h"
 
@@ -58,29 +60,53 @@ static void closed(uint64_t index, unsigned f, unsigned res, const void *p, uint
 	rt_mod_put(index, RT_TF_CALL_FREE, FN(f), res, (uint64_t)(uintptr_t)p, 0, bt, NULL, 0);
 }
 
+/* Either module records a stream's calls: file the stream, fd the
+ * descriptor under it. */
+static bool tracing(void) { return rt_mod_tracing(&rt_mod_file) || rt_fd_tracing(); }
+
+static void stream_opened(unsigned f, enum rt_fd_stream fds, unsigned res, const void *p, int fd,
+			  const char *key, const char *v, const char *mode, uint64_t bt)
+{
+	if (rt_fd_tracing())
+		rt_fd_stream_opened(fds, fd, key, v, mode, bt);
+	if (rt_mod_tracing(&rt_mod_file))
+		opened(f, res, p, key, v, mode ? "mode" : NULL, mode, bt);
+}
+
+/* Before the stream's close: the buffers libc frees inside it are
+ * recorded after (each thread's calls in index order) and the stream is
+ * released even when the call fails. */
+static void stream_closed(unsigned f, enum rt_fd_stream fds, unsigned res, const void *p, int fd, uint64_t bt)
+{
+	if (rt_fd_tracing())
+		rt_fd_stream_closed(fds, fd, bt);
+	if (rt_mod_tracing(&rt_mod_file))
+		closed(0, f, res, p, bt);
+}
+
 #define FREE_BT() (rt_opt.trace_frees ? rt_mod_bt() : 0)
 
-#define FOPEN(name, F, key)                                                    \
+#define FOPEN(name, F, FDS, key)                                               \
 	RT_EXPORT FILE *name(const char *path, const char *mode)               \
 	{                                                                      \
 		RT_REAL(real.name, #name);                                     \
 		FILE *fp;                                                      \
 		INNER(fp = real.name(path, mode));                             \
-		if (fp && rt_mod_tracing(&rt_mod_file))                        \
-			opened(F, RES_FP, fp, key, path, "mode", mode, rt_mod_bt()); \
+		if (fp && tracing())                                           \
+			stream_opened(F, FDS, RES_FP, fp, fileno(fp), key, path, mode, rt_mod_bt()); \
 		return fp;                                                     \
 	}
-FOPEN(fopen, S_FOPEN, "path")
-FOPEN(fopen64, S_FOPEN64, "path")
-FOPEN(popen, S_POPEN, "command")
+FOPEN(fopen, S_FOPEN, RT_FDS_FOPEN, "path")
+FOPEN(fopen64, S_FOPEN64, RT_FDS_FOPEN64, "path")
+FOPEN(popen, S_POPEN, RT_FDS_POPEN, "command")
 
+/* fdopen and fdopendir: the descriptor stays the one the fd module knows
+ * (valgrind's view), released by the stream's close. */
 RT_EXPORT FILE *fdopen(int fd, const char *mode)
 {
 	RT_REAL(real.fdopen, "fdopen");
 	FILE *fp;
 	INNER(fp = real.fdopen(fd, mode));
-	if (fp && rt_fd_tracing())
-		rt_fd_to_stream(fd, false, rt_mod_bt());
 	if (fp && rt_mod_tracing(&rt_mod_file)) {
 		char buf[24];
 		opened(S_FDOPEN, RES_FP, fp, "fd", rt_mod_dec(buf, fd), "mode", mode, rt_mod_bt());
@@ -91,7 +117,7 @@ RT_EXPORT FILE *fdopen(int fd, const char *mode)
 RT_EXPORT FILE *freopen(const char *path, const char *mode, FILE *old)
 {
 	RT_REAL(real.freopen, "freopen");
-	if (!rt_mod_tracing(&rt_mod_file)) {
+	if (!tracing()) {
 		FILE *fp;
 		INNER(fp = real.freopen(path, mode, old));
 		return fp;
@@ -99,42 +125,39 @@ RT_EXPORT FILE *freopen(const char *path, const char *mode, FILE *old)
 	/* recorded before the call: what libc frees inside it comes after,
 	 * and the old stream is closed even when reopening fails */
 	uint64_t bt = rt_mod_bt();
-	closed(0, S_FREOPEN, RES_FP, old, bt);
+	stream_closed(S_FREOPEN, RT_FDS_FREOPEN, RES_FP, old, fileno(old), bt);
 	FILE *fp;
 	INNER(fp = real.freopen(path, mode, old));
 	if (fp)
-		opened(S_FREOPEN, RES_FP, fp, "path", path ? path : "", "mode", mode, bt);
+		stream_opened(S_FREOPEN, RT_FDS_FREOPEN, RES_FP, fp, fileno(fp), "path", path ? path : "", mode, bt);
 	return fp;
 }
 
-#define CLOSE(name, F, RES, T)                                                 \
+#define CLOSE(name, F, FDS, RES, T, FD_OF)                                     \
 	RT_EXPORT int name(T *p)                                               \
 	{                                                                      \
 		RT_REAL(real.name, #name);                                     \
-		if (!rt_mod_tracing(&rt_mod_file)) {                           \
+		if (!tracing()) {                                              \
 			int rc;                                                \
 			INNER(rc = real.name(p));                              \
 			return rc;                                             \
 		}                                                              \
-		/* before the call: the buffers libc frees inside it are  \
-		 * recorded after (each thread's calls in index order)    \
-		 * and the stream is released even when the call fails */ \
-		closed(0, F, RES, p, FREE_BT());                               \
+		stream_closed(F, FDS, RES, p, FD_OF(p), FREE_BT());            \
 		int rc;                                                        \
 		INNER(rc = real.name(p));                                      \
 		return rc;                                                     \
 	}
-CLOSE(fclose, S_FCLOSE, RES_FP, FILE)
-CLOSE(pclose, S_PCLOSE, RES_FP, FILE)
-CLOSE(closedir, S_CLOSEDIR, RES_DIR, DIR)
+CLOSE(fclose, S_FCLOSE, RT_FDS_FCLOSE, RES_FP, FILE, fileno)
+CLOSE(pclose, S_PCLOSE, RT_FDS_PCLOSE, RES_FP, FILE, fileno)
+CLOSE(closedir, S_CLOSEDIR, RT_FDS_CLOSEDIR, RES_DIR, DIR, dirfd)
 
 RT_EXPORT FILE *tmpfile(void)
 {
 	RT_REAL(real.tmpfile, "tmpfile");
 	FILE *fp;
 	INNER(fp = real.tmpfile());
-	if (fp && rt_mod_tracing(&rt_mod_file))
-		opened(S_TMPFILE, RES_FP, fp, NULL, NULL, NULL, NULL, rt_mod_bt());
+	if (fp && tracing())
+		stream_opened(S_TMPFILE, RT_FDS_TMPFILE, RES_FP, fp, fileno(fp), NULL, NULL, NULL, rt_mod_bt());
 	return fp;
 }
 
@@ -143,8 +166,8 @@ RT_EXPORT DIR *opendir(const char *path)
 	RT_REAL(real.opendir, "opendir");
 	DIR *d;
 	INNER(d = real.opendir(path));
-	if (d && rt_mod_tracing(&rt_mod_file))
-		opened(S_OPENDIR, RES_DIR, d, "path", path, NULL, NULL, rt_mod_bt());
+	if (d && tracing())
+		stream_opened(S_OPENDIR, RT_FDS_OPENDIR, RES_DIR, d, dirfd(d), "path", path, NULL, rt_mod_bt());
 	return d;
 }
 
@@ -153,8 +176,6 @@ RT_EXPORT DIR *fdopendir(int fd)
 	RT_REAL(real.fdopendir, "fdopendir");
 	DIR *d;
 	INNER(d = real.fdopendir(fd));
-	if (d && rt_fd_tracing())
-		rt_fd_to_stream(fd, true, rt_mod_bt());
 	if (d && rt_mod_tracing(&rt_mod_file)) {
 		char buf[24];
 		opened(S_FDOPENDIR, RES_DIR, d, "fd", rt_mod_dec(buf, fd), NULL, NULL, rt_mod_bt());

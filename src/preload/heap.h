@@ -211,5 +211,8 @@ void rt_leak_init(int mode);
  * check (the caller finishes at once). */
 bool rt_leak_defer(void);
 void rt_leak_fork_child(void);
+/* Opens the descriptors the check reads through when the program leaves
+ * none free (after rt_leak_init and the modules' init). */
+void rt_leak_reserve(void);
 
 #endif

@@ -31,8 +31,10 @@
 #define _GNU_SOURCE
 #include "leak_int.h"
 #include "pages.h"
+#include "maps.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -170,6 +172,37 @@ static int find_cxx_freeres(struct dl_phdr_info *info, size_t size, void *ctx)
 	return 1;
 }
 
+/* The blocks and the mappings; NULL, or the message saying why the check
+ * cannot go on (the run's report counts it as an error: "no verdicts"). */
+static const char *prepare(scan **sp)
+{
+	static char why[200];
+	scan *s = *sp = rt_pages(sizeof *s);
+	if (!s || !rt_leak_collect_blocks(s))
+		return "leak check: out of memory; no verdicts";
+	errno = 0;
+	if (rt_leak_read_maps(s))
+		return NULL;
+	if (s->maps || !errno)
+		return "leak check: out of memory; no verdicts";
+	const char *e = strerrordesc_np(errno);
+	size_t n = 0;
+	rt_leak_cat(why, sizeof why, &n, "leak check: cannot read /proc/self/maps (");
+	rt_leak_cat(why, sizeof why, &n, e ? e : "error");
+	rt_leak_cat(why, sizeof why, &n, "); no verdicts");
+	return why;
+}
+
+/* The check's descriptors, kept from the start so that a program that
+ * leaves none free is still checked. */
+void rt_leak_reserve(void)
+{
+	if (mode == LEAK_CHECK_NO)
+		return;
+	rt_maps_reserve();
+	rt_leak_reserve_tasks();
+}
+
 /* The whole check, in the exiting thread. Other threads stay stopped: the
  * process ends right after. */
 static void check_now(bool freeres, const entry_state *self)
@@ -180,10 +213,11 @@ static void check_now(bool freeres, const entry_state *self)
 		run_freeres();
 	rt_t.busy = 1;
 	rt_heap_lock_all();
-	scan *s = rt_pages(sizeof *s);
-	if (!s || !rt_leak_collect_blocks(s) || !rt_leak_read_maps(s)) {
+	scan *s;
+	const char *why = prepare(&s);
+	if (why) {
 		rt_heap_unlock_all();
-		message("leak check: out of memory, no verdicts");
+		message(why);
 		return;
 	}
 	s->clique = -1;
@@ -192,7 +226,7 @@ static void check_now(bool freeres, const entry_state *self)
 	rt_leak_scan_roots(s, self);
 	rt_leak_find_cliques(s);
 	if (!stopped)
-		message("leak check: no free real-time signal to stop other threads with");
+		message(rt_leak_stop_why());
 	if (mode == LEAK_CHECK_FULL)
 		for (size_t i = 0; i < s->n; i++)
 			if (s->b[i].fn) /* internal blocks are no verdict of the program's */
@@ -251,6 +285,7 @@ void rt_leak_fork_child(void)
 {
 	owner = getpid();
 	atomic_store(&ran, 0);
+	rt_leak_reserve(); /* "/proc/self" was the parent's */
 }
 
 /* _exit skips the exit handlers: the check runs here, without freeres. */

@@ -99,8 +99,16 @@ typedef struct scan {
 /* leak_stop.c */
 uint64_t rt_leak_now_us(void);
 void rt_leak_save_regs(park_slot *s, const ucontext_t *uc);
-/* Stops every other thread (parked for good); false: no free signal. */
+/* Stops every other thread (parked for good); false: none stopped (no
+ * free signal, or no list of the threads). */
 bool rt_leak_stop_threads(void);
+/* Why rt_leak_stop_threads stopped none: the trace's message. */
+const char *rt_leak_stop_why(void);
+/* The leak check's descriptor for the list of threads (fdres.h). */
+void rt_leak_reserve_tasks(void);
+/* Appends s to the NUL-terminated buf of cap bytes, *n long (messages
+ * without stdio, which may allocate). */
+void rt_leak_cat(char *buf, size_t cap, size_t *n, const char *s);
 /* The parked threads' slots (those with ready set are filled), the
  * memory they are in (MAX_PARKED slots), and how many were taken. */
 park_slot *rt_leak_parked(unsigned *n);

@@ -15,8 +15,10 @@
 #include "leak_int.h"
 #include "maps.h"
 #include "pages.h"
+#include "fdres.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <signal.h>
@@ -35,6 +37,14 @@ static _Atomic int stopping;
 static park_slot *parked;
 static _Atomic unsigned nparked;
 static int park_forever;
+static int list_errno; /* why the threads could not be listed */
+
+void rt_leak_cat(char *buf, size_t cap, size_t *n, const char *s)
+{
+	for (; *s && *n + 1 < cap; s++)
+		buf[(*n)++] = *s;
+	buf[*n] = '\0';
+}
 
 uint64_t rt_leak_now_us(void)
 {
@@ -123,11 +133,17 @@ static bool is_parked(int tid)
 	return false;
 }
 
-/* Thread ids of the process (raw getdents64: opendir would allocate). */
+static rt_fdres task_res = RT_FDRES_INIT("/proc/self/task", O_RDONLY | O_DIRECTORY);
+
+void rt_leak_reserve_tasks(void) { rt_fdres_open(&task_res); }
+
+/* Thread ids of the process (raw getdents64: opendir would allocate);
+ * 0 and errno when the list cannot be read. */
 static size_t list_tasks(int *tids, size_t cap)
 {
-	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	bool fresh;
+	int fd = rt_fdres_get(&task_res, &fresh);
+	if (fd < 0 || (!fresh && lseek(fd, 0, SEEK_SET) != 0))
 		return 0;
 	size_t n = 0;
 	char buf[4096];
@@ -143,7 +159,8 @@ static size_t list_tasks(int *tids, size_t cap)
 				tids[n++] = tid;
 		}
 	}
-	close(fd);
+	if (fresh)
+		close(fd);
 	return n;
 }
 
@@ -173,6 +190,20 @@ static void wait_parked(const int *sent, size_t nsent, uint64_t deadline_us)
 	}
 }
 
+const char *rt_leak_stop_why(void)
+{
+	if (!list_errno)
+		return "leak check: no free real-time signal to stop other threads with";
+	static char why[160];
+	const char *e = strerrordesc_np(list_errno);
+	size_t n = 0;
+	why[0] = '\0';
+	rt_leak_cat(why, sizeof why, &n, "leak check: cannot list the threads to stop them (/proc/self/task: ");
+	rt_leak_cat(why, sizeof why, &n, e ? e : "error");
+	rt_leak_cat(why, sizeof why, &n, ")");
+	return why;
+}
+
 bool rt_leak_stop_threads(void)
 {
 	static int sent[MAX_PARKED], now[MAX_PARKED];
@@ -186,6 +217,10 @@ bool rt_leak_stop_threads(void)
 	/* threads may start threads until they are stopped: look again */
 	for (int round = 0; round < 8; round++) {
 		size_t n = list_tasks(now, MAX_PARKED), added = 0;
+		if (!n && !round) { /* it lists this thread at least */
+			list_errno = errno;
+			return false;
+		}
 		for (size_t i = 0; i < n && nsent < MAX_PARKED; i++) {
 			if (now[i] == self || contains(sent, nsent, now[i]))
 				continue;

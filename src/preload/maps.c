@@ -2,27 +2,38 @@
  * (a line-by-line parse of a file that changes between reads would see
  * mappings twice or not at all), into 1 MiB of fresh pages doubled with
  * mremap as needed: no malloc, no stdio, only system calls that are
- * async-signal-safe. */
+ * async-signal-safe. Read with pread from offset 0, so that the reserved
+ * descriptor (fdres.h), taken when the program left none free, reads the
+ * file afresh each time. */
 #define _GNU_SOURCE
 #include "maps.h"
+#include "fdres.h"
 #include "pages.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+static rt_fdres maps_res = RT_FDRES_INIT("/proc/self/maps", O_RDONLY);
+
+void rt_maps_reserve(void) { rt_fdres_open(&maps_res); }
+
 char *rt_maps_read(size_t *len, size_t *cap)
 {
 	size_t n = 0, size = 1 << 20;
+	bool fresh = false;
 	char *text = rt_pages(size);
-	int fd = text ? open("/proc/self/maps", O_RDONLY | O_CLOEXEC) : -1;
+	int fd = text ? rt_fdres_get(&maps_res, &fresh) : -1;
 	if (fd < 0) {
+		int err = errno;
 		if (text)
 			munmap(text, size);
+		errno = err;
 		return NULL;
 	}
 	ssize_t r;
-	while ((r = read(fd, text + n, size - 1 - n)) > 0) {
+	while ((r = pread(fd, text + n, size - 1 - n, (off_t)n)) > 0) {
 		n += (size_t)r;
 		if (size - 1 - n < 4096) {
 			char *m = mremap(text, size, size * 2, MREMAP_MAYMOVE);
@@ -32,7 +43,8 @@ char *rt_maps_read(size_t *len, size_t *cap)
 			size *= 2;
 		}
 	}
-	close(fd);
+	if (fresh)
+		close(fd);
 	text[n] = '\0';
 	*len = n;
 	*cap = size;

@@ -20,10 +20,13 @@ typedef struct rt_maps_line {
 } rt_maps_line;
 
 /* The whole file, NUL-terminated, in pages of its own (*cap bytes, for
- * munmap); *len: its length. NULL when it cannot be read. */
+ * munmap); *len: its length. NULL (and errno) when it cannot be read. */
 char *rt_maps_read(size_t *len, size_t *cap);
 /* The next well-formed line at *at (lines end with a newline or a NUL),
  * *at moved past it; false at end. */
 bool rt_maps_next(const char **at, const char *end, rt_maps_line *l);
+/* Reserves the descriptor the reader takes when the program has left
+ * none free (at start, and again in a forked child). */
+void rt_maps_reserve(void);
 
 #endif

@@ -192,8 +192,10 @@ do_realloc(int fn, void *old, size_t n, void *(*call)(void *, size_t, size_t), s
 	uint64_t index = RT_LOAD(rt_active) ? rt_next_index() : 0, bt = 0;
 	rt_heap_blk blk;
 	int rc = realloc_check(fn, old, &index, &bt, &blk);
-	rt_t.busy = 0;
+	/* busy until the release is recorded: a signal handler's calls in
+	 * between would be written first, with higher indices */
 	if (rc == HEAP_INVALID && index && !RT_LOAD(rt_heap_quiet)) {
+		rt_t.busy = 0;
 		rt_heap_leave(); /* reported and dropped, as memcheck does */
 		errno = ENOMEM;
 		return NULL;
@@ -201,7 +203,6 @@ do_realloc(int fn, void *old, size_t n, void *(*call)(void *, size_t, size_t), s
 	errno = err;
 	void *p = call(old, n, m);
 	err = errno;
-	rt_t.busy = 1;
 	if (p || size == 0) {
 		if (index)
 			rt_record_call_bt(index, RT_TF_CALL_FREE, fn, (uint64_t)(uintptr_t)old, 0, bt);

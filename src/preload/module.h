@@ -83,10 +83,18 @@ const char *rt_mod_hex(char *buf, uint64_t v);
 const char *rt_mod_dec(char *buf, int64_t v);
 
 /* fd.c, for the modules whose calls make or take descriptors: the fd
- * module records (rt_fd_tracing) a descriptor handed to a stream (fdopen,
- * fdopendir: its stream releases it) and one shm_open made. */
+ * module records (rt_fd_tracing) the descriptor under a stream, opened
+ * (path or command: key and v; mode) and released by the stream's calls
+ * (fdopen and fdopendir take one the fd module knows already: it stays
+ * open until the stream's close), and one shm_open made. */
+enum rt_fd_stream {
+	RT_FDS_FOPEN, RT_FDS_FOPEN64, RT_FDS_FREOPEN, RT_FDS_POPEN, RT_FDS_TMPFILE, RT_FDS_OPENDIR,
+	RT_FDS_FCLOSE, RT_FDS_PCLOSE, RT_FDS_CLOSEDIR, RT_FDS_COUNT
+};
 bool rt_fd_tracing(void);
-void rt_fd_to_stream(int fd, bool dir, uint64_t bt);
+void rt_fd_stream_opened(enum rt_fd_stream f, int fd, const char *key, const char *v,
+			 const char *mode, uint64_t bt);
+void rt_fd_stream_closed(enum rt_fd_stream f, int fd, uint64_t bt);
 void rt_fd_shm_open(int fd, const char *name, int oflag, uint64_t bt);
 
 #endif

@@ -71,6 +71,7 @@ static void read_options(void)
 	rt_modules_init();
 	if (!rt_memory_on())
 		rt_leak_init(LEAK_CHECK_NO);
+	rt_leak_reserve();
 }
 
 /* Children started with exec are not traced unless asked: give the

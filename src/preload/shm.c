@@ -109,19 +109,24 @@ RT_EXPORT void *shmat(int id, const void *addr, int flags)
 	return p;
 }
 
+/* A known attachment's release is recorded before the call, the index
+ * and the record in one busy section (rt_mod_put), as close's is: no
+ * signal handler's call comes between them. */
 RT_EXPORT int shmdt(const void *addr)
 {
 	RT_REAL(real.shmdt, "shmdt");
 	RT_REAL(real.shmctl, "shmctl");
 	if (!rt_mod_tracing(&rt_mod_shm))
 		return real.shmdt(addr);
-	uint64_t index = rt_next_index();
+	uint64_t bt = rt_opt.trace_frees ? rt_mod_bt() : 0;
+	int id = att_take((uintptr_t)addr);
+	if (id >= 0)
+		rt_mod_put(0, RT_TF_CALL_FREE, FN(H_SHMDT), RES(R_ADDRESS), (uintptr_t)addr, 0, bt, NULL, 0);
 	int rc = real.shmdt(addr);
-	if (rc == 0) {
-		uint64_t bt = rt_opt.trace_frees ? rt_mod_bt() : 0;
-		rt_mod_put(index, RT_TF_CALL_FREE, FN(H_SHMDT), RES(R_ADDRESS), (uintptr_t)addr, 0, bt, NULL, 0);
-		segment_check(att_take((uintptr_t)addr), FN(H_SHMDT), bt);
-	}
+	if (rc == 0 && id < 0) /* attached before tracing, or not known */
+		rt_mod_put(0, RT_TF_CALL_FREE, FN(H_SHMDT), RES(R_ADDRESS), (uintptr_t)addr, 0, bt, NULL, 0);
+	if (rc == 0)
+		segment_check(id, FN(H_SHMDT), bt);
 	return rc;
 }
 
