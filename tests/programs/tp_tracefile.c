@@ -26,13 +26,8 @@ static void *keep;
 
 static void churn(long n)
 {
-	void *slots[64] = {0};
-	for (long i = 0; i < n; i++) {
-		free(slots[i % 64]);
-		slots[i % 64] = malloc((size_t)(i % 200) + 1);
-	}
-	for (int k = 0; k < 64; k++)
-		free(slots[k]);
+	for (long i = 0; i < n; i++)
+		free(malloc((size_t)(i % 200) + 1));
 }
 
 static void limit(const char *bytes)
