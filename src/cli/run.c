@@ -363,6 +363,9 @@ int cmd_run(int argc, char **argv)
 	int mfd = mkstemp(manifest);
 	if (mfd < 0)
 		cli_die("cannot create a temporary file: %s", strerror(errno));
+	/* blocks for the processes' entries, so that a disk filled later
+	 * (by the traces, say) cannot stop them from saying what happened */
+	(void)fallocate(mfd, FALLOC_FL_KEEP_SIZE, 0, 1 << 16);
 	close(mfd);
 	set_env(&o, preload, manifest);
 

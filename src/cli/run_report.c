@@ -214,8 +214,8 @@ static char *read_manifest(const char *manifest, size_t *len)
  * run whatever process it belongs to, since the findings are missing. */
 static uint64_t report_entry(int pid, const char *path, pid_t program, run_report_opts *o)
 {
-	if (!strcmp(path, "!")) { /* the tracer said why on stderr */
-		cli_error("no trace of process %d: the tracer could not write one", pid);
+	if (path[0] == '!') { /* the tracer said why on stderr */
+		cli_error("no trace of process %d: the tracer could not write %s", pid, path + 1);
 		return 1;
 	}
 	int fd = open(path, O_RDONLY | O_CLOEXEC);

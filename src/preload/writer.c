@@ -462,9 +462,9 @@ static int write_header(int fd)
 }
 
 /* Tells `rtrace run` which files this run produced ("PID PATH"), or that
- * a process could not create one ("PID !"), without keeping a descriptor
- * open in the traced program. Entries end with a NUL byte: a path may
- * hold any other byte, a newline included. */
+ * a process could not write the one it tried ("PID !PATH"), without
+ * keeping a descriptor open in the traced program. Entries end with a NUL
+ * byte: a path may hold any other byte, a newline included. */
 static void announce(bool created)
 {
 	if (!rt_opt.manifest[0])
@@ -473,7 +473,7 @@ static void announce(bool created)
 	if (fd < 0)
 		return;
 	char line[4200];
-	int n = snprintf(line, sizeof line, "%d %s", (int)getpid(), created ? trace_path : "!");
+	int n = snprintf(line, sizeof line, "%d %s%s", (int)getpid(), created ? "" : "!", trace_path);
 	xfsz_hold x;
 	xfsz_hold_on(&x);
 	if (n > 0 && (size_t)n < sizeof line)
@@ -487,9 +487,9 @@ static int no_trace(const char *what, int err)
 {
 	char why[1200];
 	snprintf(why, sizeof why, "cannot %s a trace file in '%s'", what, rt_opt.dir);
+	announce(false);
 	trace_path[0] = '\0';
 	rt_disable(why, err);
-	announce(false);
 	return -1;
 }
 
