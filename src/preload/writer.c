@@ -76,6 +76,41 @@ uint64_t rt_now_ns(void)
 
 const char *rt_trace_path(void) { return trace_path; }
 
+/* SIGXFSZ held back in this thread around a write of the tracer that may
+ * still pass the limit (the program lowered it since the check): the
+ * kernel sends it to the writing thread, so blocking it here is enough.
+ * One that the write raised is taken back; one pending before stays, as
+ * does the mask. Async-signal-safe (the writer runs in handlers too). */
+typedef struct xfsz_hold {
+	sigset_t mask;
+	bool pending;
+} xfsz_hold;
+
+static void xfsz_set(sigset_t *x)
+{
+	sigemptyset(x);
+	sigaddset(x, SIGXFSZ);
+}
+
+static void xfsz_hold_on(xfsz_hold *h)
+{
+	sigset_t x, p;
+	xfsz_set(&x);
+	pthread_sigmask(SIG_BLOCK, &x, &h->mask);
+	h->pending = !sigpending(&p) && sigismember(&p, SIGXFSZ);
+}
+
+static void xfsz_hold_off(const xfsz_hold *h)
+{
+	sigset_t x, p;
+	xfsz_set(&x);
+	if (!h->pending && !sigpending(&p) && sigismember(&p, SIGXFSZ)) {
+		struct timespec now = {0, 0};
+		(void)sigtimedwait(&x, NULL, &now);
+	}
+	pthread_sigmask(SIG_SETMASK, &h->mask, NULL);
+}
+
 void rt_disable(const char *why, int err)
 {
 	RT_STORE(rt_stopped, 1);
@@ -85,8 +120,11 @@ void rt_disable(const char *why, int err)
 	char msg[512];
 	int n = snprintf(msg, sizeof msg, "rtrace: tracing stopped: %s%s%s (%s)\n", why,
 			 err ? ": " : "", err ? strerror(err) : "", trace_path[0] ? trace_path : "no trace file");
+	xfsz_hold x; /* stderr may be a file past the limit too */
+	xfsz_hold_on(&x);
 	if (n > 0)
 		(void)!write(STDERR_FILENO, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+	xfsz_hold_off(&x);
 }
 
 int rt_writer_fd(void) { return own_fd; }
@@ -230,39 +268,17 @@ static uint64_t fsize_limit(void)
 	return (uint64_t)rl.rlim_cur;
 }
 
-/* SIGXFSZ held back in this thread around a write of the tracer that may
- * still pass the limit (the program lowered it since the check): the
- * kernel sends it to the writing thread, so blocking it here is enough.
- * One that the write raised is taken back; one pending before stays, as
- * does the mask. Async-signal-safe (the writer runs in handlers too). */
-typedef struct xfsz_hold {
-	sigset_t mask;
-	bool pending;
-} xfsz_hold;
-
-static void xfsz_set(sigset_t *x)
+/* pwrite into the header page, which the program's file size limit may
+ * have fallen below since (then it fails with EFBIG, no signal). */
+static ssize_t header_write(int fd, const void *p, size_t n, off_t at)
 {
-	sigemptyset(x);
-	sigaddset(x, SIGXFSZ);
-}
-
-static void xfsz_hold_on(xfsz_hold *h)
-{
-	sigset_t x, p;
-	xfsz_set(&x);
-	pthread_sigmask(SIG_BLOCK, &x, &h->mask);
-	h->pending = !sigpending(&p) && sigismember(&p, SIGXFSZ);
-}
-
-static void xfsz_hold_off(const xfsz_hold *h)
-{
-	sigset_t x, p;
-	xfsz_set(&x);
-	if (!h->pending && !sigpending(&p) && sigismember(&p, SIGXFSZ)) {
-		struct timespec now = {0, 0};
-		(void)sigtimedwait(&x, NULL, &now);
-	}
-	pthread_sigmask(SIG_SETMASK, &h->mask, NULL);
+	xfsz_hold x;
+	xfsz_hold_on(&x);
+	ssize_t r = pwrite(fd, p, n, at);
+	int err = errno;
+	xfsz_hold_off(&x);
+	errno = err;
+	return r;
 }
 
 /* Stops tracing for one of the format's reasons, and says so on stderr
@@ -278,7 +294,7 @@ static void stop(uint32_t reason, int err)
 		memcpy(rec, &at, 8);
 		memcpy(rec + 8, &why, 4);
 		memcpy(rec + 12, &e, 4);
-		(void)!pwrite(own_fd, rec, sizeof rec, RT_TF_OFF_STOP);
+		(void)!header_write(own_fd, rec, sizeof rec, RT_TF_OFF_STOP);
 	}
 	rt_disable(rt_tf_stop_text(reason), err);
 }
@@ -453,12 +469,8 @@ static int write_header(int fd)
 	memcpy(h, &fh, sizeof fh);
 	if (fsize_limit() < HDR_SIZE)
 		return EFBIG;
-	xfsz_hold x;
-	xfsz_hold_on(&x);
-	ssize_t n = pwrite(fd, h, sizeof h, 0);
-	int err = n == (ssize_t)sizeof h ? 0 : n < 0 ? errno : ENOSPC;
-	xfsz_hold_off(&x);
-	return err;
+	ssize_t n = header_write(fd, h, sizeof h, 0);
+	return n == (ssize_t)sizeof h ? 0 : n < 0 ? errno : ENOSPC;
 }
 
 /* Tells `rtrace run` which files this run produced ("PID PATH"), or that
@@ -524,8 +536,8 @@ void rt_writer_close(void)
 		return;
 	uint64_t used = atomic_load(&next_chunk), ready = atomic_load(&ready_chunks);
 	uint64_t end = HDR_SIZE + (used < ready ? used : ready) * CHUNK_SIZE;
-	if (pwrite(fd, &end, 8, RT_TF_OFF_DATA_END) == 8)
-		(void)!ftruncate(fd, (off_t)end);
+	if (header_write(fd, &end, 8, RT_TF_OFF_DATA_END) == 8)
+		(void)!ftruncate(fd, (off_t)end); /* shrinks: no SIGXFSZ */
 }
 
 void rt_writer_lock(void) { pthread_mutex_lock(&grow_lock); }

@@ -31,6 +31,9 @@ once() { # NAME PATTERN: PATTERN on exactly one line of err
 once "ulimit: stopped once" "tracing stopped: the trace file reached the file size limit (RLIMIT_FSIZE)"
 same "setrlimit in the program" "$T" churn 200000 262144
 once "setrlimit: stopped once" "tracing stopped: the trace file reached the file size limit"
+# a limit of 0 set by the program: even the end of the trace (its header
+# updated at exit) must not raise SIGXFSZ
+same "setrlimit 0 in the program" "$T" churn 10 0
 # SIGXFSZ blocked by the program: none raised for the tracer's writes, and
 # the program's own stays pending
 same "SIGXFSZ mask and pending state" "$T" xfsz 262144 200000
