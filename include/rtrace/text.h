@@ -33,6 +33,9 @@ typedef struct rt_read_opts {
 
 typedef struct rt_read_stats {
 	uint64_t lines, calls, bytes;
+	/* Binary traces: why the trace ends before its process did ("trace
+	 * incomplete: tracing stopped at call N: <reason>"), or empty. */
+	char incomplete[256];
 } rt_read_stats;
 
 /* Read a whole text trace into t. Return 0 on success, -1 on error with

@@ -55,7 +55,8 @@ static const cli_option options[] = {
 	{0, "errors-for-leak-kinds", "=SET", OPT_ERROR_KINDS, "loss records that count as errors\n"
 							      "(default definite,possible)"},
 	{0, "error-exitcode", "=N", OPT_ERROR_EXITCODE, "exit with N when errors were found (heap errors,\n"
-							"or leaks of the kinds above with full)"},
+							"leaks of the kinds above with full, or a\n"
+							"trace incomplete or lost)"},
 	{0, "xml-file", "=FILE", OPT_XML_FILE, "also write the findings as Valgrind XML\n"
 					       "(protocol 4, memcheck's, frames resolved) to\n"
 					       "FILE; %p is the process id, %q{VAR} the value\n"
@@ -362,6 +363,9 @@ int cmd_run(int argc, char **argv)
 	int mfd = mkstemp(manifest);
 	if (mfd < 0)
 		cli_die("cannot create a temporary file: %s", strerror(errno));
+	/* blocks for the processes' entries, so that a disk filled later
+	 * (by the traces, say) cannot stop them from saying what happened */
+	(void)fallocate(mfd, FALLOC_FL_KEEP_SIZE, 0, 1 << 16);
 	close(mfd);
 	set_env(&o, preload, manifest);
 

@@ -83,16 +83,14 @@ static void count_call(void *ctx, rt_trace *t, const rt_call *c)
 
 /* A trace with the run's totals (allocations, releases, bytes), the
  * calls still live at its end, and its heap checking results. */
-static rt_trace *load_trace(const char *path, heap_totals *h, rt_diag *err, int *rc)
+static rt_trace *load_trace(int fd, const char *path, heap_totals *h, rt_read_stats *st,
+			    rt_diag *err, int *rc)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
 	rt_trace *t = rt_trace_new();
 	h->leaks = rt_leaks_new();
 	h->fds = fd_track_new();
 	rt_read_opts ro = {12, count_call, on_warn, h}; /* memcheck's 12 callers */
-	*rc = rt_bin_read_fd(t, fd, path, &ro, NULL, err);
+	*rc = rt_bin_read_fd(t, fd, path, &ro, st, err);
 	close(fd);
 	rt_leaks_finish(h->leaks, t);
 	rt_leaks_free(h->leaks);
@@ -190,16 +188,19 @@ static void write_xml(rt_trace *t, int pid, run_report_opts *o)
 	o->xml_written[o->nxml_written++] = path;
 }
 
-/* The reports of one process's trace; returns its errors. */
-static uint64_t report_trace(const char *path, int pid, run_report_opts *o)
+/* The reports of one process's trace (open in fd); returns its errors,
+ * and in *lost 1 when the trace says less than the process did (tracing
+ * stopped early, or the file is damaged). */
+static uint64_t report_trace(int fd, const char *path, int pid, run_report_opts *o, uint64_t *lost)
 {
 	heap_totals h = {0};
+	rt_read_stats st;
 	rt_diag err;
 	int rc = 0;
-	rt_trace *t = load_trace(path, &h, &err, &rc);
-	if (!t)
-		return 0;
+	rt_trace *t = load_trace(fd, path, &h, &st, &err, &rc);
 	uint64_t errors = 0;
+	if (st.incomplete[0]) /* before the summary it makes partial */
+		cli_warning("%s: %s", path, st.incomplete);
 	if (!cli_quiet || o->error_exitcode)
 		errors = heap_summary(t, &h, pid, o);
 	if (rc) {
@@ -207,6 +208,7 @@ static uint64_t report_trace(const char *path, int pid, run_report_opts *o)
 		rt_diag_format(&err, msg, sizeof msg);
 		cli_warning("%s", msg);
 	}
+	*lost = rc || st.incomplete[0];
 	if (o->xml_file)
 		write_xml(t, pid, o);
 	fd_track_free(h.fds);
@@ -214,30 +216,73 @@ static uint64_t report_trace(const char *path, int pid, run_report_opts *o)
 	return errors;
 }
 
+/* The manifest's entries, "PID PATH" each followed by a NUL byte (a path
+ * may hold newlines), in one buffer with a NUL after the last; NULL when
+ * it cannot be read. */
+static char *read_manifest(const char *manifest, size_t *len)
+{
+	int fd = open(manifest, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	size_t cap = 4096;
+	char *buf = cli_xrealloc(NULL, cap, 1);
+	ssize_t got;
+	*len = 0;
+	while ((got = read(fd, buf + *len, cap - *len - 1)) != 0) {
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			break;
+		*len += (size_t)got;
+		if (cap - *len - 1 == 0)
+			buf = cli_xrealloc(buf, cap *= 2, 1);
+	}
+	close(fd);
+	buf[*len] = '\0';
+	return buf;
+}
+
+/* One process's entry: its reports, or why there are none. A trace that
+ * is lost, was never written or is incomplete counts as an error of the
+ * run whatever process it belongs to, since the findings are missing. */
+static uint64_t report_entry(int pid, const char *path, pid_t program, run_report_opts *o)
+{
+	if (path[0] == '!') { /* the tracer said why on stderr */
+		cli_error("no trace of process %d: the tracer could not write %s", pid, path + 1);
+		return 1;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		cli_error("trace of process %d lost: %s: %s", pid, path, strerror(errno));
+		return 1;
+	}
+	cli_info("trace written to %s", path);
+	if (cli_quiet && !o->error_exitcode && !o->xml_file) {
+		close(fd);
+		return 0;
+	}
+	uint64_t lost = 0, e = report_trace(fd, path, pid, o, &lost);
+	return (pid == program ? e : 0) + lost;
+}
+
 uint64_t run_report_traces(const char *manifest, pid_t program, run_report_opts *o)
 {
-	FILE *fp = fopen(manifest, "r");
+	size_t len;
+	char *buf = read_manifest(manifest, &len);
 	uint64_t errors = 0;
-	if (!fp)
+	if (!buf)
 		return 0;
-	char line[PATH_MAX + 32];
 	int n = 0;
-	while (fgets(line, sizeof line, fp)) {
-		char *path = strchr(line, ' ');
+	for (char *e = buf; e < buf + len; e += strlen(e) + 1) {
+		char *path = strchr(e, ' ');
+		if (e + strlen(e) == buf + len)
+			break; /* cut short (a file size limit): no entry */
 		if (!path)
 			continue;
 		n++;
-		path[strcspn(path, "\n")] = '\0';
-		if (!strcmp(path + 1, "!")) /* the tracer said why on stderr */
-			continue;
-		cli_info("trace written to %s", path + 1);
-		if (!cli_quiet || o->error_exitcode || o->xml_file) {
-			uint64_t e = report_trace(path + 1, atoi(line), o);
-			if (atoi(line) == program)
-				errors += e;
-		}
+		errors += report_entry(atoi(e), path + 1, program, o);
 	}
-	fclose(fp);
+	free(buf);
 	if (!n)
 		cli_warning("no trace was written: the tracer was not loaded (statically linked program?)");
 	return errors;

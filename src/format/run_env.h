@@ -24,8 +24,10 @@
 /* Absolute directory the trace files go to (tracer default: "."). */
 #define RT_ENV_DIR "RTRACE_DIR"
 
-/* A file the tracer appends one line to per process: "PID PATH" for the
- * trace it created, "PID !" when it could not create one (empty: none). */
+/* A file the tracer appends one entry to per process, each ended by a NUL
+ * byte (a path may hold newlines): "PID PATH" for the trace it created,
+ * "PID !PATH" when it could not write the one it tried (empty: none). An
+ * entry without its NUL was cut short and is no entry. */
 #define RT_ENV_MANIFEST "RTRACE_MANIFEST"
 
 /* Frames per backtrace, decimal (tracer default 32, at most 256). */

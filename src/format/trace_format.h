@@ -41,7 +41,13 @@ typedef struct rt_tf_file_header {
 	uint32_t chunk_size;
 	uint64_t data_end; /* where the chunks end; 0 while the process runs */
 	uint64_t pid;
-	uint8_t reserved[32];
+	/* format 1.3: why the tracer stopped before the process ended (it
+	 * writes these into the header it already wrote, which needs no new
+	 * disk blocks, so even a full disk cannot stop it from saying so) */
+	uint64_t stop_index;  /* the last call index handed out then */
+	uint32_t stop_reason; /* RT_TF_STOP_*; 0: it did not stop */
+	uint32_t stop_errno;  /* the error behind it (Linux errno), or 0 */
+	uint8_t reserved[16];
 } rt_tf_file_header;
 
 #define RT_TF_FILE_HEADER 64
@@ -50,12 +56,39 @@ typedef struct rt_tf_file_header {
 #define RT_TF_OFF_CHUNK_SIZE offsetof(rt_tf_file_header, chunk_size)
 #define RT_TF_OFF_DATA_END offsetof(rt_tf_file_header, data_end)
 #define RT_TF_OFF_PID offsetof(rt_tf_file_header, pid)
+#define RT_TF_OFF_STOP offsetof(rt_tf_file_header, stop_index)
+#define RT_TF_OFF_STOP_REASON offsetof(rt_tf_file_header, stop_reason)
+#define RT_TF_OFF_STOP_ERRNO offsetof(rt_tf_file_header, stop_errno)
 
 _Static_assert(sizeof(rt_tf_file_header) == RT_TF_FILE_HEADER, "file header: 64 bytes");
 _Static_assert(RT_TF_OFF_HEADER_SIZE == 8 && RT_TF_OFF_CHUNK_SIZE == 12 &&
-	       RT_TF_OFF_DATA_END == 16 && RT_TF_OFF_PID == 24,
+	       RT_TF_OFF_DATA_END == 16 && RT_TF_OFF_PID == 24 && RT_TF_OFF_STOP == 32 &&
+	       RT_TF_OFF_STOP_REASON == 40 && RT_TF_OFF_STOP_ERRNO == 44,
 	       "file header offsets of docs/binary-format.md");
 _Static_assert(sizeof RT_TF_MAGIC - 1 == RT_TF_MAGIC_LEN, "magic: 8 bytes");
+
+/* Why tracing stopped (stop_reason), as both sides say it; the reader
+ * adds the error's text when stop_errno is set. */
+enum {
+	RT_TF_STOP_NONE = 0,
+	RT_TF_STOP_EXTEND = 1, /* the file could not grow (a full disk) */
+	RT_TF_STOP_FSIZE = 2,  /* the file size limit (RLIMIT_FSIZE) */
+	RT_TF_STOP_MAX = 3,    /* the tracer's own limit on the file size */
+	RT_TF_STOP_MAP = 4,    /* the file could not be mapped */
+	RT_TF_STOP_REASONS = 5,
+};
+
+static inline const char *rt_tf_stop_text(uint32_t reason)
+{
+	static const char *const text[RT_TF_STOP_REASONS] = {
+		[RT_TF_STOP_NONE] = "no reason recorded",
+		[RT_TF_STOP_EXTEND] = "cannot extend the trace file",
+		[RT_TF_STOP_FSIZE] = "the trace file reached the file size limit (RLIMIT_FSIZE)",
+		[RT_TF_STOP_MAX] = "the trace file reached its size limit",
+		[RT_TF_STOP_MAP] = "cannot map the trace file",
+	};
+	return reason < RT_TF_STOP_REASONS ? text[reason] : "an unknown reason (written by a newer rtrace?)";
+}
 
 /* --- chunks --- */
 

@@ -118,6 +118,8 @@ uint64_t rt_record_call(uint64_t index, int kind, int fn, uint64_t res_id, uint6
  * depth rt_record_call calls it). */
 void rt_record_call_bt(uint64_t index, int kind, int fn, uint64_t res_id, uint64_t size, uint64_t bt);
 uint64_t rt_next_index(void);
+/* The last index rt_next_index handed out (0: none yet). */
+uint64_t rt_last_index(void);
 /* Any module's call: function and resource type as trace ids, and the
  * call's arguments (nargs name/value pairs; long values are cut). */
 void rt_record_ex(uint64_t index, int kind, unsigned fn, unsigned res, uint64_t res_id,

@@ -37,6 +37,11 @@ uint64_t rt_next_index(void)
 	return atomic_fetch_add_explicit(&call_index, 1, memory_order_relaxed) + 1;
 }
 
+uint64_t rt_last_index(void)
+{
+	return atomic_load(&call_index);
+}
+
 /* The hot path: one CALL record in this thread's chunk. Not inlined: the
  * unwinder skips a fixed number of the tracer's own frames. */
 __attribute__((noinline)) uint64_t rt_record_call(uint64_t index, int kind, int fn, uint64_t res_id,

@@ -1,13 +1,25 @@
 /* The trace file: a header page followed by 64 KiB chunks, mapped shared
- * and extended 8 MiB at a time with posix_fallocate. Threads own chunks and
- * append records with plain stores (see docs/binary-format.md for why this
- * makes every exit path, SIGKILL included, leave a complete trace). */
+ * in 8 MiB segments and extended with posix_fallocate. Threads own chunks
+ * and append records with plain stores (see docs/binary-format.md for why
+ * this makes every exit path, SIGKILL included, leave a complete trace).
+ *
+ * Growth: fallocate reserves the disk blocks before a chunk is handed
+ * out, so a full disk is an error seen here (tracing stops and says why,
+ * in the file header too) rather than a SIGBUS in the program. The file
+ * doubles (one chunk first, at most to the end of the segment), so a
+ * process that never exits cleanly (exec, SIGKILL) leaves a file at most
+ * twice what it recorded instead of a whole segment; a clean exit cuts
+ * the rest off. Growing must not change how the program runs: the file
+ * size limit (RLIMIT_FSIZE) is checked first and SIGXFSZ is held back
+ * around the tracer's own writes, so the program never receives it for
+ * them. */
 #define _GNU_SOURCE
 #include "preload.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -64,6 +76,41 @@ uint64_t rt_now_ns(void)
 
 const char *rt_trace_path(void) { return trace_path; }
 
+/* SIGXFSZ held back in this thread around a write of the tracer that may
+ * still pass the limit (the program lowered it since the check): the
+ * kernel sends it to the writing thread, so blocking it here is enough.
+ * One that the write raised is taken back; one pending before stays, as
+ * does the mask. Async-signal-safe (the writer runs in handlers too). */
+typedef struct xfsz_hold {
+	sigset_t mask;
+	bool pending;
+} xfsz_hold;
+
+static void xfsz_set(sigset_t *x)
+{
+	sigemptyset(x);
+	sigaddset(x, SIGXFSZ);
+}
+
+static void xfsz_hold_on(xfsz_hold *h)
+{
+	sigset_t x, p;
+	xfsz_set(&x);
+	pthread_sigmask(SIG_BLOCK, &x, &h->mask);
+	h->pending = !sigpending(&p) && sigismember(&p, SIGXFSZ);
+}
+
+static void xfsz_hold_off(const xfsz_hold *h)
+{
+	sigset_t x, p;
+	xfsz_set(&x);
+	if (!h->pending && !sigpending(&p) && sigismember(&p, SIGXFSZ)) {
+		struct timespec now = {0, 0};
+		(void)sigtimedwait(&x, NULL, &now);
+	}
+	pthread_sigmask(SIG_SETMASK, &h->mask, NULL);
+}
+
 void rt_disable(const char *why, int err)
 {
 	RT_STORE(rt_stopped, 1);
@@ -73,8 +120,11 @@ void rt_disable(const char *why, int err)
 	char msg[512];
 	int n = snprintf(msg, sizeof msg, "rtrace: tracing stopped: %s%s%s (%s)\n", why,
 			 err ? ": " : "", err ? strerror(err) : "", trace_path[0] ? trace_path : "no trace file");
+	xfsz_hold x; /* stderr may be a file past the limit too */
+	xfsz_hold_on(&x);
 	if (n > 0)
 		(void)!write(STDERR_FILENO, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+	xfsz_hold_off(&x);
 }
 
 int rt_writer_fd(void) { return own_fd; }
@@ -208,42 +258,102 @@ static int trace_fd(void)
 	return own_fd;
 }
 
-/* Reserves disk blocks for the next chunks, as many of the rest of the
- * current segment as the disk still has room for (halving down to one
- * chunk), so a nearly full disk loses as little as possible. Segments are
- * mapped whole; only chunks backed by reserved blocks are handed out.
+/* The end of file that the tracer's writes may reach: the file size
+ * limit (RLIMIT_FSIZE), which applies to the program's own process. */
+static uint64_t fsize_limit(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_FSIZE, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return UINT64_MAX;
+	return (uint64_t)rl.rlim_cur;
+}
+
+/* pwrite into the header page, which the program's file size limit may
+ * have fallen below since (then it fails with EFBIG, no signal). */
+static ssize_t header_write(int fd, const void *p, size_t n, off_t at)
+{
+	xfsz_hold x;
+	xfsz_hold_on(&x);
+	ssize_t r = pwrite(fd, p, n, at);
+	int err = errno;
+	xfsz_hold_off(&x);
+	errno = err;
+	return r;
+}
+
+/* Stops tracing for one of the format's reasons, and says so on stderr
+ * and in the file header (the header page is on disk already: writing it
+ * again needs no new blocks, so a full disk cannot prevent it). The first
+ * reason is the one kept. */
+static void stop(uint32_t reason, int err)
+{
+	if (!atomic_load(&disabled_once) && have_file && own_fd_ok()) {
+		uint8_t rec[16];
+		uint64_t at = rt_last_index();
+		uint32_t why = reason, e = (uint32_t)err;
+		memcpy(rec, &at, 8);
+		memcpy(rec + 8, &why, 4);
+		memcpy(rec + 12, &e, 4);
+		(void)!header_write(own_fd, rec, sizeof rec, RT_TF_OFF_STOP);
+	}
+	rt_disable(rt_tf_stop_text(reason), err);
+}
+
+/* How many chunks to add to the `ready` ones: as many (the file doubles),
+ * at least one, up to the segment's end and below the file size limit. */
+static uint64_t grow_step(uint64_t ready)
+{
+	uint64_t n = ready ? ready : 1, rest = CHUNKS_PER_SEG - ready % CHUNKS_PER_SEG;
+	uint64_t end = HDR_SIZE + ready * CHUNK_SIZE, limit = fsize_limit();
+	if (n > rest)
+		n = rest;
+	if (limit < end + n * CHUNK_SIZE)
+		n = limit < end ? 0 : (limit - end) / CHUNK_SIZE;
+	return n;
+}
+
+/* Reserves disk blocks for chunks [ready, ready + *n), halving *n down to
+ * one chunk while the disk has no room, so a nearly full disk loses as
+ * little as possible. Returns 0 or the error. */
+static int reserve(int fd, uint64_t ready, uint64_t *n)
+{
+	xfsz_hold h;
+	int err;
+	xfsz_hold_on(&h);
+	for (;;) {
+		err = posix_fallocate(fd, (off_t)(HDR_SIZE + ready * CHUNK_SIZE), (off_t)(*n * CHUNK_SIZE));
+		if (err != ENOSPC || *n == 1)
+			break;
+		*n /= 2;
+	}
+	xfsz_hold_off(&h);
+	return err;
+}
+
+/* Makes the next chunks ready: maps their segment (whole) and reserves
+ * their blocks; only chunks backed by reserved blocks are handed out.
  * Called with grow_lock held. */
 static int grow(void)
 {
 	uint64_t ready = atomic_load(&ready_chunks), seg = ready / CHUNKS_PER_SEG;
-	if (seg >= MAX_SEGS) {
-		rt_disable("trace file reached its size limit", 0);
-		return -1;
-	}
+	if (seg >= MAX_SEGS)
+		return stop(RT_TF_STOP_MAX, 0), -1;
 	int fd = trace_fd();
 	if (fd < 0)
 		return -1;
-	int err = 0;
 	if (!seg_base[seg]) {
 		void *p = mmap(NULL, SEG_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 			       (off_t)(HDR_SIZE + seg * SEG_SIZE));
 		if (p == MAP_FAILED)
-			err = errno;
-		else
-			seg_base[seg] = p;
+			return stop(RT_TF_STOP_MAP, errno), -1;
+		seg_base[seg] = p;
 	}
-	uint64_t n = CHUNKS_PER_SEG - ready % CHUNKS_PER_SEG;
-	while (!err) {
-		err = posix_fallocate(fd, (off_t)(HDR_SIZE + ready * CHUNK_SIZE), (off_t)(n * CHUNK_SIZE));
-		if (err != ENOSPC || n == 1)
-			break;
-		n /= 2;
-		err = 0;
-	}
-	if (err) {
-		rt_disable("cannot extend the trace file", err);
-		return -1;
-	}
+	uint64_t n = grow_step(ready);
+	int err = n ? reserve(fd, ready, &n) : EFBIG;
+	if (err == EFBIG)
+		return stop(RT_TF_STOP_FSIZE, 0), -1;
+	if (err)
+		return stop(RT_TF_STOP_EXTEND, err), -1;
 	atomic_store_explicit(&ready_chunks, ready + n, memory_order_release);
 	return 0;
 }
@@ -341,6 +451,8 @@ static int open_trace(void)
 		else
 			snprintf(trace_path, sizeof trace_path, "%s/%s-%d.rtrace", rt_opt.dir, name, (int)pid);
 		int fd = open(trace_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd >= 0)
+			(void)!fchmod(fd, 0600); /* 0600 whatever the program's umask */
 		if (fd >= 0 || errno != EEXIST)
 			return fd;
 	}
@@ -348,17 +460,23 @@ static int open_trace(void)
 	return -1;
 }
 
+/* Returns 0 or the error: EFBIG when the file size limit leaves no room
+ * for the header (checked first: passing it would raise SIGXFSZ). */
 static int write_header(int fd)
 {
 	uint8_t h[HDR_SIZE] = {0};
-	rt_tf_file_header fh = {RT_TF_MAGIC, HDR_SIZE, CHUNK_SIZE, 0, (uint64_t)getpid(), {0}};
+	rt_tf_file_header fh = {RT_TF_MAGIC, HDR_SIZE, CHUNK_SIZE, 0, (uint64_t)getpid(), 0, 0, 0, {0}};
 	memcpy(h, &fh, sizeof fh);
-	return pwrite(fd, h, sizeof h, 0) == (ssize_t)sizeof h ? 0 : -1;
+	if (fsize_limit() < HDR_SIZE)
+		return EFBIG;
+	ssize_t n = header_write(fd, h, sizeof h, 0);
+	return n == (ssize_t)sizeof h ? 0 : n < 0 ? errno : ENOSPC;
 }
 
 /* Tells `rtrace run` which files this run produced ("PID PATH"), or that
- * a process could not create one ("PID !"), without keeping a descriptor
- * open in the traced program. */
+ * a process could not write the one it tried ("PID !PATH"), without
+ * keeping a descriptor open in the traced program. Entries end with a NUL
+ * byte: a path may hold any other byte, a newline included. */
 static void announce(bool created)
 {
 	if (!rt_opt.manifest[0])
@@ -367,30 +485,36 @@ static void announce(bool created)
 	if (fd < 0)
 		return;
 	char line[4200];
-	int n = snprintf(line, sizeof line, "%d %s\n", (int)getpid(), created ? trace_path : "!");
+	int n = snprintf(line, sizeof line, "%d %s%s", (int)getpid(), created ? "" : "!", trace_path);
+	xfsz_hold x;
+	xfsz_hold_on(&x);
 	if (n > 0 && (size_t)n < sizeof line)
-		(void)!write(fd, line, (size_t)n);
+		(void)!write(fd, line, (size_t)n + 1);
+	xfsz_hold_off(&x);
 	close(fd);
+}
+
+/* No trace for this process: said on stderr and to `rtrace run`. */
+static int no_trace(const char *what, int err)
+{
+	char why[1200];
+	snprintf(why, sizeof why, "cannot %s a trace file in '%s'", what, rt_opt.dir);
+	announce(false);
+	trace_path[0] = '\0';
+	rt_disable(why, err);
+	return -1;
 }
 
 int rt_writer_open(void)
 {
 	int fd = open_trace();
-	if (fd < 0) {
-		int err = errno;
-		char why[1200];
-		snprintf(why, sizeof why, "cannot create a trace file in '%s'", rt_opt.dir);
-		trace_path[0] = '\0';
-		rt_disable(why, err);
-		announce(false);
-		return -1;
-	}
-	int rc = write_header(fd);
-	int err = errno;
-	if (rc) {
+	if (fd < 0)
+		return no_trace("create", errno);
+	int err = write_header(fd);
+	if (err) {
 		close(fd);
-		rt_disable("cannot write the trace header", err);
-		return -1;
+		unlink(trace_path); /* no empty or partial file left behind */
+		return no_trace("write", err);
 	}
 	if (adopt_fd(fd) < 0) {
 		rt_disable("cannot keep the trace file open", errno);
@@ -412,8 +536,8 @@ void rt_writer_close(void)
 		return;
 	uint64_t used = atomic_load(&next_chunk), ready = atomic_load(&ready_chunks);
 	uint64_t end = HDR_SIZE + (used < ready ? used : ready) * CHUNK_SIZE;
-	if (pwrite(fd, &end, 8, RT_TF_OFF_DATA_END) == 8)
-		(void)!ftruncate(fd, (off_t)end);
+	if (header_write(fd, &end, 8, RT_TF_OFF_DATA_END) == 8)
+		(void)!ftruncate(fd, (off_t)end); /* shrinks: no SIGXFSZ */
 }
 
 void rt_writer_lock(void) { pthread_mutex_lock(&grow_lock); }

@@ -108,8 +108,19 @@ static inline void bf_init(bfile *bf, uint32_t chunk_size, uint64_t pid)
 	be_u32(&bf->f, chunk_size);
 	be_u64(&bf->f, 0); /* data_end: 0 until a clean exit */
 	be_u64(&bf->f, pid);
-	for (int i = 0; i < 32; i++)
+	be_u64(&bf->f, 0); /* stop_index (format 1.3) */
+	be_u32(&bf->f, 0); /* stop_reason: 0, tracing did not stop */
+	be_u32(&bf->f, 0); /* stop_errno */
+	for (int i = 0; i < 16; i++)
 		be_u8(&bf->f, 0);
+}
+
+/* The tracer stopped at call `at` (format 1.3): reason, errno. */
+static inline void bf_stopped(bfile *bf, uint64_t at, uint32_t reason, uint32_t err)
+{
+	be_set64(&bf->f, 32, at);
+	be_set32(&bf->f, 40, reason);
+	be_set32(&bf->f, 44, err);
 }
 
 static inline bthread bf_thread(uint32_t tid)

@@ -35,6 +35,7 @@ typedef struct seen {
 	int nwarn;
 	rt_diag warn[8];
 	rt_leaks *leaks; /* feed the leak filter instead of keeping calls */
+	rt_read_stats st; /* of the last read */
 } seen;
 
 static void on_call(void *ctx, rt_trace *t, const rt_call *c)
@@ -74,8 +75,10 @@ static int read_len(rt_trace *t, const bfile *bf, size_t len, uint32_t depth, se
 	rt_read_stats st;
 	int rc = rt_bin_read_mem(t, bf->f.b, len, "t.rtrace", &o, &st, err);
 	assert_int_equal(st.bytes, len);
-	if (s)
+	if (s) {
 		assert_int_equal(st.calls, s->n);
+		s->st = st;
+	}
 	return rc;
 }
 
@@ -238,6 +241,41 @@ static void every_record_type(void **state)
 	check_every_registry(t);
 	check_every_calls(t, s.calls);
 	check_every_message(t, &s, msg);
+	seen_free(&s);
+	rt_trace_free(t);
+	be_free(&bf.f);
+}
+
+/* A tracer that stopped early (a full disk: reason 1, ENOSPC 28) left
+ * its reason in the file header: the trace reads, and says it is
+ * incomplete in a warning, a comment after the last call and the stats.
+ * A trace without a reason says nothing of the kind. */
+static void stopped_trace_says_incomplete(void **state)
+{
+	(void)state;
+	bfile bf;
+	bthread a;
+	simple(&bf, &a, 256, 5);
+	bf_stopped(&bf, 7, 1, 28);
+	rt_trace *t = rt_trace_new();
+	seen s = {0};
+	read_ok(t, &bf, 0, &s);
+	assert_int_equal(s.n, 5);
+	const char *want = "trace incomplete: tracing stopped at call 7: cannot extend the trace file: "
+			   "No space left on device";
+	assert_string_equal(s.st.incomplete, want);
+	assert_int_equal(s.nwarn, 1);
+	assert_non_null(strstr(s.warn[0].msg, want));
+	assert_int_equal(rt_trace_comment_count(t), 1);
+	assert_int_equal(rt_trace_comment_at(t, 0)->after, 5);
+	assert_non_null(strstr(rt_trace_comment_at(t, 0)->text, want));
+	seen_free(&s);
+	rt_trace_free(t);
+	bf_stopped(&bf, 0, 0, 0);
+	t = rt_trace_new();
+	read_ok(t, &bf, 0, &s);
+	assert_string_equal(s.st.incomplete, "");
+	assert_int_equal(s.nwarn, 0);
 	seen_free(&s);
 	rt_trace_free(t);
 	be_free(&bf.f);
@@ -1544,7 +1582,7 @@ static void shared_encoders_match_the_spec(void **state)
 		}
 	}
 	assert_memory_equal(RT_BIN_MAGIC, RT_TF_MAGIC, RT_TF_MAGIC_LEN);
-	rt_tf_file_header h = {RT_TF_MAGIC, 4096, 65536, 0, 1234, {0}};
+	rt_tf_file_header h = {.magic = RT_TF_MAGIC, .header_size = 4096, .chunk_size = 65536, .pid = 1234};
 	uint8_t raw[sizeof h];
 	memcpy(raw, &h, sizeof h);
 	assert_memory_equal(raw, "RTRACE\0\1", 8);
@@ -1561,6 +1599,7 @@ int main(void)
 		cmocka_unit_test(heap_check_records),
 		cmocka_unit_test(error_heap_check_fields),
 		cmocka_unit_test(calls_appended_without_callback),
+		cmocka_unit_test(stopped_trace_says_incomplete),
 		cmocka_unit_test(threads_merged_in_index_order),
 		cmocka_unit_test(same_stack_two_threads_is_one_backtrace),
 		cmocka_unit_test(max_depth_keeps_the_top_frames),

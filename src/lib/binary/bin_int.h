@@ -85,6 +85,7 @@ typedef struct rd {
 	size_t len;
 	uint32_t header_size, chunk_size;
 	uint64_t data_end;
+	uint64_t delivered; /* index of the last call delivered */
 	uint64_t limit;   /* the first pass read the chunks below it */
 	uint64_t scan;    /* the scanner's next chunk */
 	rt_diag diag;     /* the last error that rt_bin_bad() made */

@@ -333,6 +333,7 @@ static bool deliver(rd *r, const stream *s)
 	else
 		rt_trace_append_call(r->t, &c);
 	r->stats.calls++;
+	r->delivered = c.index;
 	return true;
 }
 
@@ -389,6 +390,26 @@ static bool read_file_header(rd *r)
 		return rt_bin_bad(r, RT_TF_OFF_DATA_END, "expected data_end 0 or the end of a chunk (%" PRIu32 " + n * %" PRIu32 "), found %" PRIu64,
 				  r->header_size, r->chunk_size, r->data_end);
 	return true;
+}
+
+/* A tracer that stopped before its process ended recorded why in the
+ * file header (format 1.3): the trace says so wherever it is read, as a
+ * warning, a comment after the last call and stats->incomplete. */
+static void note_stop(rd *r)
+{
+	uint32_t why = le32(r->base + RT_TF_OFF_STOP_REASON), err = le32(r->base + RT_TF_OFF_STOP_ERRNO);
+	if (!why)
+		return;
+	char *m = r->stats.incomplete;
+	size_t n = sizeof r->stats.incomplete;
+	int k = snprintf(m, n, "trace incomplete: tracing stopped at call %" PRIu64 ": %s",
+			 le64(r->base + RT_TF_OFF_STOP), rt_tf_stop_text(why));
+	if (err && k > 0 && (size_t)k < n)
+		snprintf(m + k, n - (size_t)k, ": %s", strerror((int)err));
+	rt_bin_warn(r, RT_TF_OFF_STOP, "%s", m);
+	char c[sizeof r->stats.incomplete + 3];
+	k = snprintf(c, sizeof c, "## %s", m);
+	rt_trace_add_comment(r->t, r->delivered, c, (size_t)k);
 }
 
 /* Header fields known from the file header; PROCESS adds the others. */
@@ -450,6 +471,7 @@ int rt_bin_read_mem(rt_trace *t, const void *buf, size_t len, const char *name,
 		r.leak_base = rt_trace_leak_count(t);
 		r.err_base = rt_trace_heap_error_count(t);
 		rc = merge(&r, err);
+		note_stop(&r);
 		rt_bin_resolve_heapcheck(&r);
 		if (r.gen)
 			rt_bin_close_generation(&r);
