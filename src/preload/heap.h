@@ -211,5 +211,12 @@ void rt_leak_init(int mode);
  * check (the caller finishes at once). */
 bool rt_leak_defer(void);
 void rt_leak_fork_child(void);
+/* fatal.c's: the check at a fatal signal (the reason when it cannot
+ * run, or NULL), the mode, and a signal to send again when the thread
+ * leaves the interposer it is in. */
+struct ucontext_t;
+const char *rt_leak_at_signal(const struct ucontext_t *uc);
+int rt_leak_mode(void);
+void rt_leak_defer_signal(int sig);
 
 #endif
