@@ -416,6 +416,9 @@ int cmd_run(int argc, char **argv)
 		;
 	close(ep[0]);
 	int sig = 0, rc = wait_child(pid, &sig);
+	if (sig) /* memcheck's "Process terminating with default action of signal" */
+		cli_info("Process %d killed by signal %d (SIG%s)", (int)pid, sig,
+			 sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
 	if (got == (ssize_t)sizeof err)
 		cli_error("cannot run '%s': %s", argv[first], strerror(err));
 	else if (run_report_traces(manifest, pid, &o.report) && o.report.error_exitcode)

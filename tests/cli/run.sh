@@ -40,7 +40,8 @@ p = subprocess.run(sys.argv[1:], stderr=open("report.err", "w"))
 print(p.returncode)'
 rc=$(python3 -c "$waiter" "$RTRACE" run -o "$TMP" -- "$P/tp_crash" segv)
 [ "$rc" = -11 ] && ok || bad "rtrace run not killed by SIGSEGV: returncode $rc"
-grep -q "^rtrace: LEAK SUMMARY:$" report.err && grep -q "^rtrace: ERROR SUMMARY: 1 errors from 1 contexts$" report.err &&
+grep -q "^rtrace: Process [0-9]* killed by signal 11 (SIGSEGV)$" report.err && grep -q "^rtrace: LEAK SUMMARY:$" report.err &&
+  grep -q "^rtrace: ERROR SUMMARY: 1 errors from 1 contexts$" report.err &&
   ok || bad "report of a killed program: $(cat report.err)"
 rc=$(python3 -c "$waiter" "$RTRACE" run -o "$TMP" --error-exitcode=9 -- "$P/tp_crash" abort)
 [ "$rc" = -6 ] && ok || bad "killed by SIGABRT, --error-exitcode: returncode $rc (valgrind's -6)"
