@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -56,7 +57,8 @@ static const cli_option options[] = {
 							      "(default definite,possible)"},
 	{0, "error-exitcode", "=N", OPT_ERROR_EXITCODE, "exit with N when errors were found (heap errors,\n"
 							"leaks of the kinds above with full, or a\n"
-							"trace incomplete or lost)"},
+							"trace incomplete or lost); a program killed\n"
+							"by a signal kills rtrace run with it all the same"},
 	{0, "xml-file", "=FILE", OPT_XML_FILE, "also write the findings as Valgrind XML\n"
 					       "(protocol 4, memcheck's, frames resolved) to\n"
 					       "FILE; %p is the process id, %q{VAR} the value\n"
@@ -79,8 +81,10 @@ static const cli_command command = {
 	options, sizeof options / sizeof *options, 28,
 	"\n"
 	"Exit status: the program's (N of --error-exitcode when errors were\n"
-	"found); 128+N if it was killed by signal N; 127 if it could not be\n"
-	"started; 2 on a bad command line.\n",
+	"found); if a signal killed the program, rtrace run is killed by the\n"
+	"same signal once its reports are out (as valgrind is; no core dump of\n"
+	"its own), so a shell shows 128+N; 127 if it could not be started; 2\n"
+	"on a bad command line.\n",
 	true, /* options end at the program name */
 };
 
@@ -328,7 +332,8 @@ static void install_forwarding(void)
 		sigaction(sigs[i], &sa, NULL);
 }
 
-static int wait_child(pid_t pid)
+/* The program's exit status, or 128+N when signal N killed it (*sig N). */
+static int wait_child(pid_t pid, int *sig)
 {
 	int status;
 	while (waitpid(pid, &status, 0) < 0)
@@ -336,7 +341,29 @@ static int wait_child(pid_t pid)
 			cli_die("waitpid: %s", strerror(errno));
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
-	return 128 + WTERMSIG(status);
+	*sig = WTERMSIG(status);
+	return 128 + *sig;
+}
+
+/* The program was killed by sig: so is rtrace run, once its reports are
+ * out, as valgrind does, so that whoever started it sees the signal
+ * (WIFSIGNALED, the shell's "Segmentation fault") and not an exit code.
+ * Without a core dump of its own: the program's is the one that counts.
+ * Returns only if the signal does not end the process (it cannot be
+ * raised), and the caller exits with 128+N. */
+static void die_by(int sig)
+{
+	struct rlimit no_core = {0, 0};
+	setrlimit(RLIMIT_CORE, &no_core);
+	fflush(NULL);
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, &dfl, NULL);
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
 }
 
 int cmd_run(int argc, char **argv)
@@ -391,12 +418,17 @@ int cmd_run(int argc, char **argv)
 	while ((got = read(ep[0], &err, sizeof err)) < 0 && errno == EINTR)
 		;
 	close(ep[0]);
-	int rc = wait_child(pid);
+	int sig = 0, rc = wait_child(pid, &sig);
+	if (sig) /* memcheck's "Process terminating with default action of signal" */
+		cli_info("Process %d killed by signal %d (SIG%s)", (int)pid, sig,
+			 sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
 	if (got == (ssize_t)sizeof err)
 		cli_error("cannot run '%s': %s", argv[first], strerror(err));
 	else if (run_report_traces(manifest, pid, &o.report) && o.report.error_exitcode)
 		rc = o.report.error_exitcode;
 	unlink(manifest);
 	run_report_free(&o.report);
+	if (sig)
+		die_by(sig);
 	return rc;
 }

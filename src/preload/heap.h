@@ -214,5 +214,12 @@ void rt_leak_fork_child(void);
 /* Opens the descriptors the check reads through when the program leaves
  * none free (after rt_leak_init and the modules' init). */
 void rt_leak_reserve(void);
+/* fatal.c's: the check at a fatal signal (the reason when it cannot
+ * run, or NULL), the mode, and a signal to send again when the thread
+ * leaves the interposer it is in. */
+struct ucontext_t;
+const char *rt_leak_at_signal(const struct ucontext_t *uc);
+int rt_leak_mode(void);
+void rt_leak_defer_signal(int sig);
 
 #endif

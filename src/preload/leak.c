@@ -25,9 +25,10 @@
  * unmapped or truncated page is skipped instead of faulting.
  *
  * This file holds the check's course: its entries (exit's last handler,
- * _exit), glibc's and libstdc++'s freeres, the verdicts written to the
- * trace. Step 1 is leak_stop.c, step 3 leak_roots.c, steps 4 and 5
- * leak_mark.c (leak_int.h shows the layering). */
+ * _exit, a fatal signal through fatal.c's handler), glibc's and
+ * libstdc++'s freeres, the verdicts written to the trace. Step 1 is
+ * leak_stop.c, step 3 leak_roots.c, steps 4 and 5 leak_mark.c (leak_int.h
+ * shows the layering). */
 #define _GNU_SOURCE
 #include "leak_int.h"
 #include "pages.h"
@@ -204,8 +205,9 @@ void rt_leak_reserve(void)
 }
 
 /* The whole check, in the exiting thread. Other threads stay stopped: the
- * process ends right after. */
-static void check_now(bool freeres, const entry_state *self)
+ * process ends right after. all: every register of the thread when a
+ * signal interrupted it (NULL at a call, where self's are the live ones). */
+static void check_now(bool freeres, const entry_state *self, const park_slot *all)
 {
 	uint64_t t0 = rt_leak_now_us();
 	bool stopped = rt_leak_stop_threads();
@@ -224,6 +226,8 @@ static void check_now(bool freeres, const entry_state *self)
 	s->self_sp = self->sp;
 	s->alloc_base = alloc_base;
 	rt_leak_scan_roots(s, self);
+	if (all)
+		rt_leak_scan_regs(s, all->regs, NREGS);
 	rt_leak_find_cliques(s);
 	if (!stopped)
 		message(rt_leak_stop_why());
@@ -264,7 +268,7 @@ __attribute__((used)) void rt_leak_exit_at(void *arg, const entry_state *self)
 		return;
 	entry_state below = *self;
 	below.sp = exit_frames_top(self->sp);
-	check_now(true, &below);
+	check_now(true, &below, NULL);
 	rt_finish();
 }
 
@@ -293,11 +297,47 @@ __attribute__((used)) void rt_leak__exit_at(int status, const entry_state *self)
 {
 	if (mode != LEAK_CHECK_NO && RT_LOAD(rt_active) && !rt_t.busy && getpid() == owner &&
 	    !atomic_exchange(&ran, 1)) {
-		check_now(false, self);
+		check_now(false, self, NULL);
 		rt_finish();
 	}
 	for (;;)
 		syscall(SYS_exit_group, status);
+}
+
+int rt_leak_mode(void) { return mode; }
+
+/* At a fatal signal (fatal.c), in the thread it interrupted: exit's
+ * check without freeres (as after _exit: the program's state is what it
+ * was when the signal came), the thread's roots taken from the
+ * interrupted context, where every register is live and so is the red
+ * zone below the stack pointer. Then the trace is finished. Returns why
+ * the check could not run (stderr says it), or NULL. */
+const char *rt_leak_at_signal(const ucontext_t *uc)
+{
+	if (mode == LEAK_CHECK_NO || !RT_LOAD(rt_active) || getpid() != owner || atomic_load(&ran))
+		return NULL;
+	/* the table's lock (and the writer's) may be this thread's: taking
+	 * them again would wait for ever */
+	if (rt_h.table)
+		return "inside the tracer's live-block table";
+	if (rt_t.busy)
+		return "inside the tracer";
+	if (atomic_exchange(&ran, 1))
+		return NULL;
+	park_slot all;
+	memset(&all, 0, sizeof all);
+	rt_leak_save_regs(&all, uc);
+	entry_state self = {.sp = all.sp > REDZONE ? all.sp - REDZONE : all.sp};
+#if defined(__x86_64__)
+	static const int callee_saved[ENTRY_REGS] = {REG_RBX, REG_RBP, REG_R12, REG_R13, REG_R14, REG_R15};
+	for (int i = 0; i < ENTRY_REGS; i++)
+		self.regs[i] = all.regs[callee_saved[i]];
+#else
+	memcpy(self.regs, all.regs, sizeof self.regs);
+#endif
+	check_now(false, &self, &all);
+	rt_finish();
+	return NULL;
 }
 
 #if defined(__x86_64__)

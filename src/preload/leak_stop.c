@@ -100,11 +100,27 @@ static void on_park_signal(int sig, siginfo_t *si, void *ctx)
 	park_here(ctx);
 }
 
+/* A fatal signal that came while its thread was inside an interposer
+ * (fatal.c), sent again when the thread leaves it, like a stop request. */
+static __thread int fatal_pending;
+
+void rt_leak_defer_signal(int sig)
+{
+	fatal_pending = sig;
+	RT_STORE(rt_h.park, 1);
+}
+
 void rt_leak_park_pending(void)
 {
 	RT_STORE(rt_h.park, 0);
+	pid_t pid = getpid(), tid = (pid_t)syscall(SYS_gettid);
 	if (atomic_load(&stopping))
-		syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), park_sig);
+		syscall(SYS_tgkill, pid, tid, park_sig);
+	int sig = fatal_pending;
+	if (sig) {
+		fatal_pending = 0;
+		syscall(SYS_tgkill, pid, tid, sig);
+	}
 }
 
 /* A real-time signal the program does not use. */

@@ -21,6 +21,7 @@ static _Atomic int paused;
 void rt_memory_init(void);
 void rt_write_preamble(void);
 void rt_write_end(void);
+void rt_fatal_init(void);
 
 /* heap.c and leak.c write heap.h's values into HEAPERR and LEAKSUM. */
 _Static_assert((int)HERR_INVALID_FREE == RT_TF_ERR_INVALID_FREE &&
@@ -156,6 +157,7 @@ __attribute__((constructor(101))) static void rt_init(void)
 		sigemptyset(&sa.sa_mask);
 		sigaction(rt_opt.toggle_signal, &sa, NULL);
 	}
+	rt_fatal_init(); /* the leak check at a fatal signal too */
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	start_tracing();
 	rt_t.busy = 0;

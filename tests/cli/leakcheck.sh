@@ -141,6 +141,61 @@ rm -f ./*.rtrace
 grep -q "^## error InvalidFree: free(0x[0-9a-f]*) at call [0-9]*: 0 bytes inside a block of size 10 free'd$" text.txt &&
   ok || bad "double free in the trace: $(grep '^##' text.txt)"
 
+# A fatal signal (the default action kills): the check runs before the
+# signal kills, with memcheck's verdicts, and the program dies by it as
+# it would untraced.
+for how in segv abort term default; do
+  compare_leaks "fatal signal ($how)" "$P/tp_fatal" $how
+  grep -q "^rtrace:    definitely lost: 111 bytes in 1 blocks$" rt.err && grep -q "^rtrace: ERROR SUMMARY: " rt.err &&
+    ok || bad "fatal signal ($how): $(cat rt.err)"
+done
+grep -qx "default read back" rt.out && ok || bad "the program reads back the default it set: $(cat rt.out)"
+for how in segv:SEGV abort:ABRT term:TERM default:TERM corrupt:ABRT; do
+  "$P/tp_fatal" "${how%%:*}" > /dev/null 2>&1
+  want=$?
+  { "$RTRACE" run -q -o "$TMP" -- "$P/tp_fatal" "${how%%:*}"; } > /dev/null 2>&1
+  got=$?
+  [ $got = $want ] && [ "$(kill -l $got)" = "${how##*:}" ] && ok || bad "fatal signal ${how%%:*}: status $got, untraced $want"
+done
+# glibc's free aborting on a corrupted heap (SIGABRT inside the tracer's
+# free, where memcheck would go on): checked all the same
+"$RTRACE" run -o "$TMP" -- "$P/tp_fatal" corrupt > /dev/null 2> rt.err
+grep -q "^rtrace:    definitely lost: 111 bytes in 1 blocks$" rt.err && ok || bad "abort inside free: $(cat rt.err)"
+# its own handler, or the signal ignored: the program's, no check there
+"$RTRACE" run -o "$TMP" -- "$P/tp_fatal" handled > /dev/null 2> rt.err
+[ $? = 3 ] && ok || bad "the program's own handler did not run"
+
+# a signal sent from outside (to rtrace run, which forwards it); with
+# threads allocating and freeing, it comes inside malloc or free, and the
+# check waits until they return
+killed() { # NAME WANT-SUMMARY ARGS...: tp_fatal ARGS, killed by SIGTERM once ready
+  local name=$1 want=$2 rpid rc
+  shift 2
+  rm -f ./*.rtrace ready.out
+  timeout 120 "$RTRACE" run -o "$TMP" -- "$P/tp_fatal" "$@" > ready.out 2> rt.err &
+  rpid=$!
+  for _ in $(seq 300); do grep -q ready ready.out 2>/dev/null && break; sleep 0.1; done
+  sleep 0.2
+  kill -TERM "$(pgrep -P $rpid)"
+  wait $rpid
+  rc=$?
+  [ $rc = 143 ] && ok || bad "$name: status $rc"
+  grep -q "$want" rt.err && grep -q "^rtrace: ERROR SUMMARY: " rt.err && ! grep -q "no leak check" rt.err &&
+    ok || bad "$name: $(cat rt.err)"
+}
+valgrind --leak-check=full "$P/tp_fatal" wait > ready.out 2> vg.err &
+vpid=$!
+for _ in $(seq 300); do grep -q ready ready.out 2>/dev/null && break; sleep 0.1; done
+kill -TERM $vpid
+wait $vpid
+killed "SIGTERM from outside" "^rtrace:    definitely lost: 111 bytes in 1 blocks$" wait
+records tp_fatal < vg.err > vg.rec
+records tp_fatal < rt.err > rt.rec
+if [ -s vg.rec ]; then check_same "SIGTERM from outside: memcheck's loss records" vg.rec rt.rec; else bad "SIGTERM from outside: no loss records from memcheck"; fi
+for i in 1 2 3; do
+  killed "SIGTERM inside malloc ($i)" "^rtrace: LEAK SUMMARY:$" threads
+done
+
 # threads busy allocating when the program exits are stopped, not waited for
 rm -f ./*.rtrace
 "$RTRACE" run -o "$TMP" -- "$P/tp_threads" > /dev/null 2> rt.err

@@ -31,8 +31,29 @@ same "environment and descriptors" "$P/tp_env"
 ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
   LD_PRELOAD=/lib/x86_64-linux-gnu/libc.so.6 same "user LD_PRELOAD kept" "$P/tp_env"
 
-# exit statuses: the program's, 128+signal, 127 when it cannot start
+# exit statuses: the program's; killed by the program's signal (after
+# the report, without a core of its own); 127 when it cannot start
 "$RTRACE" run -q -o "$TMP" -- "$P/tp_crash" segv; [ $? -eq 139 ] && ok || bad "SIGSEGV status"
+# shellcheck disable=SC2016
+waiter='import subprocess, sys
+p = subprocess.run(sys.argv[1:], stderr=open("report.err", "w"))
+print(p.returncode)'
+rc=$(python3 -c "$waiter" "$RTRACE" run -o "$TMP" -- "$P/tp_crash" segv)
+[ "$rc" = -11 ] && ok || bad "rtrace run not killed by SIGSEGV: returncode $rc"
+grep -q "^rtrace: Process [0-9]* killed by signal 11 (SIGSEGV)$" report.err && grep -q "^rtrace: LEAK SUMMARY:$" report.err &&
+  grep -q "^rtrace: ERROR SUMMARY: 1 errors from 1 contexts$" report.err &&
+  ok || bad "report of a killed program: $(cat report.err)"
+rc=$(python3 -c "$waiter" "$RTRACE" run -o "$TMP" --error-exitcode=9 -- "$P/tp_crash" abort)
+[ "$rc" = -6 ] && ok || bad "killed by SIGABRT, --error-exitcode: returncode $rc (valgrind's -6)"
+pattern=$(cat /proc/sys/kernel/core_pattern)
+if [ "${pattern#core}" != "$pattern" ] && [ "${pattern#*/}" = "$pattern" ]; then
+  rm -rf cores && mkdir cores
+  (cd cores && ulimit -c unlimited && "$RTRACE" run -q -o "$TMP" -- "$P/tp_crash" segv) 2> /dev/null
+  for c in cores/core*; do
+    [ -e "$c" ] || continue
+    file "$c" | grep -q "from '$RTRACE" && bad "rtrace run dumped core: $(file "$c")" || ok
+  done
+fi
 "$RTRACE" run -q -o "$TMP" -- /nonexistent/program 2> err; [ $? -eq 127 ] && ok || bad "missing program status"
 grep -q "cannot run '/nonexistent/program': No such file or directory" err && ok || bad "missing program message"
 "$RTRACE" run 2> err; [ $? -eq 2 ] && grep -q "no program to run" err && ok || bad "no program"
