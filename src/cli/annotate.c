@@ -295,5 +295,7 @@ int cmd_annotate(int argc, char **argv)
 		free(o.lists[i]);
 	free(o.a.include_dirs);
 	free(o.a.user_files);
+	if (o.a.searched) /* find_profile's copy */
+		free((char *)o.a.input);
 	return status;
 }
