@@ -18,15 +18,15 @@ char *rt_maps_read(size_t *len, size_t *cap)
 	int fd = text ? open("/proc/self/maps", O_RDONLY | O_CLOEXEC) : -1;
 	if (fd < 0) {
 		if (text)
-			munmap(text, size);
+			rt_pages_free(text, size);
 		return NULL;
 	}
 	ssize_t r;
 	while ((r = read(fd, text + n, size - 1 - n)) > 0) {
 		n += (size_t)r;
 		if (size - 1 - n < 4096) {
-			char *m = mremap(text, size, size * 2, MREMAP_MAYMOVE);
-			if (m == MAP_FAILED)
+			char *m = rt_pages_grow(text, size, size * 2);
+			if (!m)
 				break;
 			text = m;
 			size *= 2;
