@@ -9,7 +9,7 @@
 : "${PROGRAMS:?}"
 P=$PROGRAMS
 cd "$TMP" || exit 1
-command -v valgrind > /dev/null || { echo "valgrind is not installed (scripts/setup.sh installs it)" >&2; exit 1; }
+need_valgrind
 
 # The report's lines from the HEAP SUMMARY's figures to the LEAK
 # SUMMARY's, prefixes cut, stacks left out.
