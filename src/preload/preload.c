@@ -143,10 +143,14 @@ _Atomic int rt_started;
 /* Libraries the program links are initialised before a preloaded one,
  * and their constructors allocate: the tracer starts at its constructor
  * or at the first allocation (rt_heap_alloc), whichever comes first, so
- * that those blocks are recorded with their stacks. Once: a call made
- * while it starts (by this thread, or another) is not traced. */
+ * that those blocks are recorded with their stacks (not before libc set
+ * the environment up, which holds the options). Once: a call made while
+ * it starts (by this thread, or another) is not traced. */
 void rt_start(void)
 {
+	extern char **environ;
+	if (!environ) /* an allocation before libc set the environment up */
+		return;
 	if (RT_LOAD(rt_started) || atomic_exchange(&rt_started, 1))
 		return;
 	int busy = rt_t.busy;
