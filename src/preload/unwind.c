@@ -239,11 +239,12 @@ static void print_stack(const char *what, uint64_t id, const uintptr_t *ips, uin
  * OWN_FRAMES addresses. Inlined, so that it adds no frame of its own. */
 static inline __attribute__((always_inline)) uint64_t libunwind_stack(rt_btcache *c, uintptr_t *ips, int *n)
 {
-	uint64_t h = 0;
 	*n = unw_backtrace((void **)ips, (int)rt_opt.depth + OWN_FRAMES) - OWN_FRAMES;
-	if (*n > 0)
-		*n = drop_own(ips + OWN_FRAMES, *n, &h);
-	return *n > 0 ? intern(c, ips + OWN_FRAMES, *n, rt_stack_hash(ips + OWN_FRAMES, *n)) : 0;
+	if (*n <= 0)
+		return 0;
+	uint64_t h = rt_stack_hash(ips + OWN_FRAMES, *n);
+	*n = drop_own(ips + OWN_FRAMES, *n, &h);
+	return *n > 0 ? intern(c, ips + OWN_FRAMES, *n, h) : 0;
 }
 
 static __attribute__((noinline)) void check_stack(rt_btcache *c, uint64_t id)
