@@ -98,13 +98,34 @@ static rt_trace *load_trace(int fd, const char *path, heap_totals *h, rt_read_st
 	return t;
 }
 
+/* What was in use at exit. As memcheck counts it, the blocks the leak
+ * check classified, all kinds together: those include what a forked
+ * child inherited (its trace starts at the fork) and leave out what
+ * ld.so and libc freed after the check. Without a check, the heap calls
+ * the trace leaves live. */
+static void heap_in_use(const rt_trace *t, uint64_t *blocks, uint64_t *bytes)
+{
+	const rt_leak_summary *s = rt_trace_leak_summary(t);
+	const rt_call *calls = rt_trace_calls_const(t);
+	*blocks = *bytes = 0;
+	for (unsigned k = 1; s && k <= RT_LEAK_KINDS; k++) {
+		*blocks += s->blocks[k];
+		*bytes += s->bytes[k];
+	}
+	for (size_t i = 0; !s && i < rt_trace_call_count(t); i++) {
+		if (calls[i].kind == RT_CALL_ALLOC && rt_trace_res_is(t, calls[i].res_type, "memory")) {
+			++*blocks;
+			*bytes += calls[i].size;
+		}
+	}
+}
+
 /* memcheck's report for one trace: heap errors, HEAP SUMMARY (what was
  * still allocated at exit and the totals of the run), loss records, LEAK
  * SUMMARY and ERROR SUMMARY. Returns the number of errors. */
 static uint64_t heap_summary(const rt_trace *t, const heap_totals *h, int pid, const run_report_opts *o)
 {
-	uint64_t live = 0, live_bytes = 0;
-	const rt_call *calls = rt_trace_calls_const(t);
+	uint64_t live, live_bytes;
 	leak_counts n = {0, 0};
 	fd_report(t, h->fds, &n);
 	fd_report_streams(t);
@@ -112,12 +133,7 @@ static uint64_t heap_summary(const rt_trace *t, const heap_totals *h, int pid, c
 		leak_report_end(&n);
 		return n.errors;
 	}
-	for (size_t i = 0; i < rt_trace_call_count(t); i++) {
-		if (calls[i].kind == RT_CALL_ALLOC && rt_trace_res_is(t, calls[i].res_type, "memory")) {
-			live++;
-			live_bytes += calls[i].size;
-		}
-	}
+	heap_in_use(t, &live, &live_bytes);
 	char a[32], b[32], c[32];
 	leak_report_errors(t, &n);
 	cli_info("HEAP SUMMARY (pid %d):", pid);

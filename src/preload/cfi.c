@@ -255,16 +255,50 @@ static void read_rule(uintptr_t key, rule *r)
 
 /* ---- the per-thread table ---- */
 
+/* Every thread's memo and scratch steps, for rt_cfi_each_memo: slots
+ * taken and given back without a lock (the leak check reads them while
+ * threads are stopped anywhere). */
+#define MEMOS_MAX 4096
+#define MEMO_BYTES (sizeof(memo) + MEMO_CAP * sizeof(step))
+static memo *_Atomic memos[MEMOS_MAX];
+
+static void memo_register(memo *m)
+{
+	for (size_t i = 0; i < MEMOS_MAX; i++) {
+		memo *none = NULL;
+		if (atomic_compare_exchange_strong(&memos[i], &none, m))
+			return;
+	}
+}
+
+static void memo_unregister(memo *m)
+{
+	for (size_t i = 0; i < MEMOS_MAX; i++)
+		if (atomic_load(&memos[i]) == m)
+			atomic_store(&memos[i], NULL);
+}
+
+void rt_cfi_each_memo(void (*fn)(void *ctx, uintptr_t lo, uintptr_t hi), void *ctx)
+{
+	for (size_t i = 0; i < MEMOS_MAX; i++) {
+		memo *m = atomic_load(&memos[i]);
+		if (m)
+			fn(ctx, (uintptr_t)m, (uintptr_t)m + MEMO_BYTES);
+	}
+}
+
 static void table_free(void *arg)
 {
 	rule_table *t = arg;
 	if (!t)
 		return;
 	if (t->slots)
-		munmap(t->slots, (t->mask + 1) * sizeof(rule));
-	if (t->memo)
-		munmap(t->memo, sizeof(memo) + MEMO_CAP * sizeof(step));
-	munmap(t, sizeof *t);
+		rt_pages_free(t->slots, (t->mask + 1) * sizeof(rule));
+	if (t->memo) {
+		memo_unregister(t->memo);
+		rt_pages_free(t->memo, MEMO_BYTES);
+	}
+	rt_pages_free(t, sizeof *t);
 	if (t_rules == t)
 		t_rules = NULL;
 }
@@ -307,11 +341,12 @@ static rule_table *table_get(void)
 		return NULL;
 	t->mask = 4095;
 	t->slots = rt_pages((t->mask + 1) * sizeof(rule));
-	t->memo = rt_pages(sizeof(memo) + MEMO_CAP * sizeof(step));
+	t->memo = rt_pages(MEMO_BYTES);
 	if (!t->slots || !t->memo) {
 		table_free(t);
 		return NULL;
 	}
+	memo_register(t->memo);
 	t->fresh = (step *)(t->memo + 1);
 	t->gen = atomic_load(&rules_gen);
 	stack_bounds(t);
@@ -339,7 +374,7 @@ static bool table_grow(rule_table *t)
 			j = (j + 1) & mask;
 		s[j] = t->slots[i];
 	}
-	munmap(t->slots, (t->mask + 1) * sizeof(rule));
+	rt_pages_free(t->slots, (t->mask + 1) * sizeof(rule));
 	t->slots = s;
 	t->mask = mask;
 	return true;

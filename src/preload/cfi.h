@@ -27,6 +27,11 @@ void rt_cfi_forget(void);
  * address may be another module's. */
 void rt_cfi_invalidate(void);
 
+/* Calls fn with the memory of every thread's memo: its walks hold words
+ * read from the stacks (register values: pointers the program may have
+ * dropped since), which the leak check must not take for roots. */
+void rt_cfi_each_memo(void (*fn)(void *ctx, uintptr_t lo, uintptr_t hi), void *ctx);
+
 /* fork(): the rule reader's lock must not be inherited held. */
 void rt_cfi_atfork_prepare(void);
 void rt_cfi_atfork_parent(void);

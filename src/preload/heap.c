@@ -163,7 +163,7 @@ static bool st_grow(stripe *s)
 			j = (j + 1) & (n - 1);
 		t[j] = s->slots[i];
 	}
-	munmap(s->slots, (s->mask + 1) * sizeof *s->slots);
+	rt_pages_free(s->slots, (s->mask + 1) * sizeof *s->slots);
 	s->slots = t;
 	s->mask = n - 1;
 	return true;

@@ -154,6 +154,8 @@ static inline __attribute__((always_inline)) void rt_heap_alloc(int fn, void *p,
 	int err = errno;
 	rt_t.busy = 1;
 	uint64_t index = 0, bt = 0;
+	if (RT_UNLIKELY(!RT_LOAD(rt_active)) && RT_UNLIKELY(!RT_LOAD(rt_started)))
+		rt_start(); /* before the tracer's constructor */
 	if (RT_LIKELY(RT_LOAD(rt_active))) {
 		index = rt_next_index();
 		bt = rt_record_call(index, RT_TF_CALL_ALLOC, fn, (uint64_t)(uintptr_t)p, size, true);

@@ -85,9 +85,9 @@ bool rt_leak_collect_blocks(scan *s)
 		s->lo = sorted[i].addr < s->lo ? sorted[i].addr : s->lo;
 		s->hi = end > s->hi ? end : s->hi;
 	}
-	munmap(s->b, s->cap * sizeof *s->b);
-	munmap(pairs, s->cap * sizeof *pairs);
-	munmap(tmp, s->cap * sizeof *tmp);
+	rt_pages_free(s->b, s->cap * sizeof *s->b);
+	rt_pages_free(pairs, s->cap * sizeof *pairs);
+	rt_pages_free(tmp, s->cap * sizeof *tmp);
 	s->b = sorted;
 	return true;
 }

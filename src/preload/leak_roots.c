@@ -14,6 +14,7 @@
  * scanned around them. */
 #define _GNU_SOURCE
 #include "leak_int.h"
+#include "cfi.h"
 #include "pages.h"
 
 #include <dlfcn.h>
@@ -37,7 +38,7 @@ static void exclude(scan *s, uintptr_t lo, uintptr_t hi)
 			return;
 		if (s->ex) {
 			memcpy(r, s->ex, s->nex * sizeof *r);
-			munmap(s->ex, s->cex * sizeof *r);
+			rt_pages_free(s->ex, s->cex * sizeof *r);
 		}
 		s->ex = r;
 		s->cex = cap;
@@ -138,6 +139,7 @@ static void exclude_own(scan *s)
 	if (s->alloc_base)
 		dl_iterate_phdr(find_allocator, s);
 	rt_heap_each_map(exclude_cb, s);
+	rt_cfi_each_memo(exclude_cb, s);
 	/* at a call the red zone below the caller's stack pointer is dead */
 	const vma *self = rt_leak_vma_of(s, s->self_sp);
 	if (self)

@@ -28,7 +28,7 @@ char *rt_maps_read(size_t *len, size_t *cap)
 	if (fd < 0) {
 		int err = errno;
 		if (text)
-			munmap(text, size);
+			rt_pages_free(text, size);
 		errno = err;
 		return NULL;
 	}
@@ -36,8 +36,8 @@ char *rt_maps_read(size_t *len, size_t *cap)
 	while ((r = pread(fd, text + n, size - 1 - n, (off_t)n)) > 0) {
 		n += (size_t)r;
 		if (size - 1 - n < 4096) {
-			char *m = mremap(text, size, size * 2, MREMAP_MAYMOVE);
-			if (m == MAP_FAILED)
+			char *m = rt_pages_grow(text, size, size * 2);
+			if (!m)
 				break;
 			text = m;
 			size *= 2;

@@ -15,7 +15,6 @@
 typedef void *(*malloc_fn)(size_t);
 typedef void *(*calloc_fn)(size_t, size_t);
 typedef void *(*realloc_fn)(void *, size_t);
-typedef void *(*reallocarray_fn)(void *, size_t, size_t);
 typedef void (*free_fn)(void *);
 typedef int (*posix_memalign_fn)(void **, size_t, size_t);
 typedef void *(*memalign_fn)(size_t, size_t);
@@ -26,7 +25,6 @@ static struct {
 	malloc_fn malloc, valloc, pvalloc;
 	calloc_fn calloc;
 	realloc_fn realloc;
-	reallocarray_fn reallocarray;
 	free_fn free;
 	posix_memalign_fn posix_memalign;
 	memalign_fn memalign, aligned_alloc;
@@ -75,7 +73,6 @@ void rt_memory_init(void)
 	real.calloc = (calloc_fn)dlsym(RTLD_NEXT, "calloc");
 	real.malloc = (malloc_fn)dlsym(RTLD_NEXT, "malloc");
 	real.realloc = (realloc_fn)dlsym(RTLD_NEXT, "realloc");
-	real.reallocarray = (reallocarray_fn)dlsym(RTLD_NEXT, "reallocarray");
 	real.posix_memalign = (posix_memalign_fn)dlsym(RTLD_NEXT, "posix_memalign");
 	real.memalign = (memalign_fn)dlsym(RTLD_NEXT, "memalign");
 	real.aligned_alloc = (memalign_fn)dlsym(RTLD_NEXT, "aligned_alloc");
@@ -225,9 +222,13 @@ static void *call_realloc(void *old, size_t n, size_t m)
 	return real.realloc(old, n);
 }
 
+/* glibc's reallocarray calls realloc through the PLT, which is this
+ * interposer: the block would be recorded twice, once with the tracer's
+ * frame in its stack. The caller checked n * m for overflow, which is all
+ * reallocarray adds to realloc. */
 static void *call_reallocarray(void *old, size_t n, size_t m)
 {
-	return real.reallocarray(old, n, m);
+	return real.realloc(old, n * m);
 }
 
 RT_EXPORT void *realloc(void *old, size_t n)
@@ -239,7 +240,7 @@ RT_EXPORT void *realloc(void *old, size_t n)
 
 RT_EXPORT void *reallocarray(void *old, size_t n, size_t m)
 {
-	if (RT_UNLIKELY(!real.reallocarray))
+	if (RT_UNLIKELY(!real.realloc))
 		rt_memory_init();
 	if (m && n > SIZE_MAX / m) {
 		errno = ENOMEM;

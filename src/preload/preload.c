@@ -140,8 +140,22 @@ static void atfork_child(void)
 	rt_t.busy = 0;
 }
 
-__attribute__((constructor(101))) static void rt_init(void)
+_Atomic int rt_started;
+
+/* Libraries the program links are initialised before a preloaded one,
+ * and their constructors allocate: the tracer starts at its constructor
+ * or at the first allocation (rt_heap_alloc), whichever comes first, so
+ * that those blocks are recorded with their stacks (not before libc set
+ * the environment up, which holds the options). Once: a call made while
+ * it starts (by this thread, or another) is not traced. */
+void rt_start(void)
 {
+	extern char **environ;
+	if (!environ) /* an allocation before libc set the environment up */
+		return;
+	if (RT_LOAD(rt_started) || atomic_exchange(&rt_started, 1))
+		return;
+	int busy = rt_t.busy;
 	rt_t.busy = 1;
 	rt_memory_init();
 	if (getenv(RT_ENV_LIST_MODULES)) { /* rtrace run --list-modules */
@@ -160,8 +174,10 @@ __attribute__((constructor(101))) static void rt_init(void)
 	rt_fatal_init(); /* the leak check at a fatal signal too */
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	start_tracing();
-	rt_t.busy = 0;
+	rt_t.busy = busy;
 }
+
+__attribute__((constructor(101))) static void rt_init(void) { rt_start(); }
 
 /* The end of the trace: the END record and the file's final size. */
 void rt_finish(void)

@@ -54,6 +54,11 @@ extern rt_options rt_opt;
 extern _Atomic int rt_active;
 /* The trace cannot be written any more (set once, by rt_disable). */
 extern _Atomic int rt_stopped;
+/* preload.c: starts the tracer (its constructor, or the first allocation
+ * when that comes earlier: a constructor of a library the program links).
+ * rt_started is set once it began. */
+extern _Atomic int rt_started;
+void rt_start(void);
 
 /* Per-thread state. `busy` marks code of the tracer itself, so that the
  * allocations it (or libunwind, or libc inside it) makes are not traced. */

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "module.h"
 #include "maps.h"
+#include "pages.h"
 
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -220,7 +221,7 @@ void rt_write_maps(void)
 	for (const char *at = maps; maps && rt_maps_next(&at, maps + n, &l);)
 		write_module(&l);
 	if (maps)
-		munmap(maps, cap);
+		rt_pages_free(maps, cap);
 }
 
 void rt_write_preamble(void)

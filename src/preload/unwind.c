@@ -9,6 +9,7 @@
 #include "pages.h"
 #include "cfi.h"
 
+#include <link.h>
 #include <libunwind.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -52,10 +53,10 @@ static void cache_free(void *arg)
 		rt_t.bts = NULL;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (c->slots)
-		munmap(c->slots, c->nslots * sizeof(slot));
+		rt_pages_free(c->slots, c->nslots * sizeof(slot));
 	if (c->ips)
-		munmap(c->ips, c->cips * sizeof(uintptr_t));
-	munmap(c, sizeof *c);
+		rt_pages_free(c->ips, c->cips * sizeof(uintptr_t));
+	rt_pages_free(c, sizeof *c);
 }
 
 static void make_key(void)
@@ -75,11 +76,50 @@ void rt_btcache_reset(void)
 	}
 }
 
+/* The tracer's own code: its interposers sit between the program and
+ * what they call (dlopen's, fopen's, reallocarray's inner calls that
+ * allocate), and are no frame of the program's stacks. */
+static uintptr_t own_lo, own_hi;
+static pthread_once_t own_once = PTHREAD_ONCE_INIT;
+
+static int find_own(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	(void)size;
+	(void)ctx;
+	uintptr_t self = (uintptr_t)&rt_backtrace;
+	for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && self >= lo && self - lo < ph->p_memsz) {
+			own_lo = lo;
+			own_hi = lo + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void own_init(void) { dl_iterate_phdr(find_own, NULL); }
+
+/* Drops the tracer's frames from ips[0..n); *h is their hash again if
+ * some went. Returns the number kept. */
+static int drop_own(uintptr_t *ips, int n, uint64_t *h)
+{
+	int k = 0;
+	for (int i = 0; i < n; i++)
+		if (ips[i] - own_lo >= own_hi - own_lo)
+			ips[k++] = ips[i];
+	if (k != n)
+		*h = rt_stack_hash(ips, k);
+	return k;
+}
+
 static rt_btcache *cache_get(void)
 {
 	if (RT_LIKELY(rt_t.bts != NULL))
 		return rt_t.bts;
 	pthread_once(&key_once, make_key);
+	pthread_once(&own_once, own_init);
 	rt_btcache *c = rt_pages(sizeof *c);
 	if (!c)
 		return NULL;
@@ -108,7 +148,7 @@ static bool cache_grow(rt_btcache *c)
 			j = (j + 1) & (nslots - 1);
 		s[j] = c->slots[i];
 	}
-	munmap(c->slots, c->nslots * sizeof(slot));
+	rt_pages_free(c->slots, c->nslots * sizeof(slot));
 	c->slots = s;
 	c->nslots = nslots;
 	return true;
@@ -119,8 +159,8 @@ static bool ips_reserve(rt_btcache *c, size_t n)
 	if (c->nips + n <= c->cips)
 		return true;
 	size_t cap = c->cips * 2;
-	uintptr_t *p = mremap(c->ips, c->cips * sizeof(uintptr_t), cap * sizeof(uintptr_t), MREMAP_MAYMOVE);
-	if (p == MAP_FAILED)
+	uintptr_t *p = rt_pages_grow(c->ips, c->cips * sizeof(uintptr_t), cap * sizeof(uintptr_t));
+	if (!p)
 		return false;
 	c->ips = p;
 	c->cips = cap;
@@ -200,7 +240,11 @@ static void print_stack(const char *what, uint64_t id, const uintptr_t *ips, uin
 static inline __attribute__((always_inline)) uint64_t libunwind_stack(rt_btcache *c, uintptr_t *ips, int *n)
 {
 	*n = unw_backtrace((void **)ips, (int)rt_opt.depth + OWN_FRAMES) - OWN_FRAMES;
-	return *n > 0 ? intern(c, ips + OWN_FRAMES, *n, rt_stack_hash(ips + OWN_FRAMES, *n)) : 0;
+	if (*n <= 0)
+		return 0;
+	uint64_t h = rt_stack_hash(ips + OWN_FRAMES, *n);
+	*n = drop_own(ips + OWN_FRAMES, *n, &h);
+	return *n > 0 ? intern(c, ips + OWN_FRAMES, *n, h) : 0;
 }
 
 static __attribute__((noinline)) void check_stack(rt_btcache *c, uint64_t id)
@@ -243,6 +287,8 @@ static __attribute__((noinline)) uint64_t unwind(rt_btcache *c)
 	int n = rt_opt.libunwind ? -1 : rt_cfi_backtrace(ips, (int)rt_opt.depth, OWN_FRAMES, &h, &same);
 	if (n > 0 && same && c->last_id)
 		return c->last_id;
+	if (n > 0)
+		n = drop_own(ips, n, &h);
 	if (n >= 0)
 		return c->last_id = n ? intern(c, ips, n, h) : 0;
 	if (RT_UNLIKELY(rt_opt.check_unwind))

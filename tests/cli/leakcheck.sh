@@ -9,7 +9,7 @@
 : "${PROGRAMS:?}"
 P=$PROGRAMS
 cd "$TMP" || exit 1
-command -v valgrind > /dev/null || { echo "valgrind is not installed (scripts/setup.sh installs it)" >&2; exit 1; }
+need_valgrind
 
 # Loss records of a report (memcheck's or rtrace run's, prefixes cut) as
 # "kind direct-bytes blocks", for those allocated by the program ($1).

@@ -24,6 +24,10 @@ need_fixtures() {
   PP="$FIXTURES/sp-rtrace/postproc"
 }
 
+need_valgrind() {
+  command -v valgrind > /dev/null || { echo "valgrind is not installed (scripts/setup.sh installs it)" >&2; exit 1; }
+}
+
 finish() {
   echo "$passed passed, $failed failed"
   [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

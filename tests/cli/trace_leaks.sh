@@ -67,8 +67,8 @@ has "killed by SIGKILL" "# 5 block(s) leaked with total size of 250 bytes"
 
 trace "$P/tp_cxx"
 leaks "$T"
-grep -q '^1\. \[[0-9:.]*\] operator new(4) = 0x' leaks.txt && ok || bad "operator new leak"
-grep -q '^2\. \[[0-9:.]*\] operator new\[\](40) = 0x' leaks.txt && ok || bad "operator new[] leak"
+grep -q '^[0-9]*\. \[[0-9:.]*\] operator new(4) = 0x' leaks.txt && ok || bad "operator new leak"
+grep -q '^[0-9]*\. \[[0-9:.]*\] operator new\[\](40) = 0x' leaks.txt && ok || bad "operator new[] leak"
 has "C++ total" "# 2 block(s) leaked with total size of 44 bytes"
 "$RTRACE" postproc -i "$T" > all.txt
 grep -q "operator delete\[\](0x" all.txt && ok || bad "operator delete[] recorded"

@@ -23,6 +23,9 @@ check() { # NAME EXPECT_ALL_CACHED RUN-OPTIONS... -- PROGRAM ARGS...
   esac
   if [ "$all_cached" = yes ]; then
     case $line in *"(0 left to libunwind"*) ok ;; *) bad "$name: not all stacks by the cached rules: $line" ;; esac
+  elif [ "$all_cached" != no ]; then # at most that many left to libunwind
+    local left=${line##*(}
+    [ "${left%% *}" -le "$all_cached" ] && ok || bad "$name: more than $all_cached stacks left to libunwind: $line"
   fi
   # one line per process (fork: the child reports too)
   [ "$(grep -c "unwinder check:" run.err)" -eq "$(ls ./*.rtrace | wc -l)" ] && ok ||
@@ -36,7 +39,10 @@ check "tp_unwind, frees too" yes --trace-frees -- "$P/tp_unwind" 500
 check "8 threads" yes -- "$P/tp_threads"
 check "fork" yes -- "$P/tp_fork"
 check "dlopen, dlclose" yes -- "$P/tp_dlopen" "$P/libtp_plugin.so"
-check "C++" yes -- "$P/tp_cxx"
+# libstdc++'s constructor allocates (its exception pool) before the
+# tracer's constructor runs, called from ld.so's entry code, which has no
+# unwind information: that one stack is libunwind's
+check "C++" 1 -- "$P/tp_cxx"
 if [ -x /usr/bin/python3 ]; then
   check "python3" no -- /usr/bin/python3 -c 'import json, re; print(len(json.dumps([{"k": i} for i in range(20000)])), len(re.findall("a+", "ab" * 5000)))'
 fi

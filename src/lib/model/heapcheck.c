@@ -106,7 +106,10 @@ static int loss_by_place(const void *a, const void *b)
 
 /* memcheck's cmp_LossRecords: total size, state, block count, then the
  * allocation context (memcheck compares ExeContext addresses, which grow
- * in creation order, as backtrace ids do). */
+ * in creation order, as backtrace ids do). memcheck's states number the
+ * kinds the other way round (Reachable 0, Possible 1, IndirectLeak 2,
+ * Unreached 3): of records of one size, still reachable ones come first
+ * and definitely lost ones last. */
 static int loss_by_size(const void *a, const void *b)
 {
 	const rt_loss_record *x = a, *y = b;
@@ -114,7 +117,7 @@ static int loss_by_size(const void *a, const void *b)
 	if (tx != ty)
 		return tx < ty ? -1 : 1;
 	if (x->kind != y->kind)
-		return x->kind < y->kind ? -1 : 1;
+		return x->kind > y->kind ? -1 : 1;
 	if (x->blocks != y->blocks)
 		return x->blocks < y->blocks ? -1 : 1;
 	if (x->bt != y->bt)
