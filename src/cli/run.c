@@ -220,8 +220,8 @@ static void set_env(const run_opts *o, const char *preload, const char *manifest
 {
 	char buf[PATH_MAX * 2], dir[PATH_MAX];
 	const char *user = getenv("LD_PRELOAD");
-	if (user && *user) {
-		snprintf(buf, sizeof buf, "%s:%s", preload, user);
+	if (user) { /* even empty: the program gets it back as it was */
+		snprintf(buf, sizeof buf, *user ? "%s:%s" : "%s", preload, user);
 		setenv(RT_ENV_USER_LD_PRELOAD, user, 1);
 	} else {
 		snprintf(buf, sizeof buf, "%s", preload);

@@ -60,19 +60,22 @@ static void closed(uint64_t index, unsigned f, unsigned res, const void *p, uint
 
 #define FREE_BT() (rt_opt.trace_frees ? rt_mod_bt() : 0)
 
-#define FOPEN(name, F, key)                                                    \
+/* popen's shell gets the tracer's variables when children are followed */
+#define popen_env(cmd, mode) rt_env_popen(real.popen, cmd, mode)
+
+#define FOPEN(name, F, key, call)                                              \
 	RT_EXPORT FILE *name(const char *path, const char *mode)               \
 	{                                                                      \
 		RT_REAL(real.name, #name);                                     \
 		FILE *fp;                                                      \
-		INNER(fp = real.name(path, mode));                             \
+		INNER(fp = call(path, mode));                                  \
 		if (fp && rt_mod_tracing(&rt_mod_file))                        \
 			opened(F, RES_FP, fp, key, path, "mode", mode, rt_mod_bt()); \
 		return fp;                                                     \
 	}
-FOPEN(fopen, S_FOPEN, "path")
-FOPEN(fopen64, S_FOPEN64, "path")
-FOPEN(popen, S_POPEN, "command")
+FOPEN(fopen, S_FOPEN, "path", real.fopen)
+FOPEN(fopen64, S_FOPEN64, "path", real.fopen64)
+FOPEN(popen, S_POPEN, "command", popen_env)
 
 RT_EXPORT FILE *fdopen(int fd, const char *mode)
 {

@@ -58,6 +58,39 @@ rm -f ./*.rtrace
 "$RTRACE" run -q --follow-children -o "$TMP" -- "$P/tp_fork" "$P/tp_env" > /dev/null
 [ "$(ls tp_env-*.rtrace 2>/dev/null | wc -l)" = 1 ] && ok || bad "--follow-children: $(ls ./*.rtrace)"
 
+# the program and what it starts see exactly their own environment, with
+# or without a user's LD_PRELOAD (set, empty), followed or not, through a
+# shell too (bash copies environ at start and exports it again)
+LIBC=/lib/x86_64-linux-gnu/libc.so.6
+for lp in - "" "$LIBC"; do
+  for follow in "" --follow-children; do
+    set -- env -i A=1 "PATH=$PATH" Z=2
+    [ "$lp" = - ] || set -- "$@" "LD_PRELOAD=$lp"
+    [ "$lp" != "$LIBC" ] || set -- "$@" ASAN_OPTIONS=verify_asan_link_order=0
+    for prog in /usr/bin/env "bash -c env" "bash -c /usr/bin/env"; do
+      "$@" $prog > plain.env 2>&1
+      "$@" "$RTRACE" run -q $follow -o "$TMP" -- $prog > traced.env 2>&1
+      cmp -s plain.env traced.env && ok || { bad "environment of '$prog' (LD_PRELOAD $lp $follow) differs"; diff plain.env traced.env | head -5 >&2; }
+    done
+  done
+done
+out=$("$RTRACE" run -q -o "$TMP" -- bash -c 'echo "[$LD_PRELOAD]"')
+[ "$out" = "[]" ] && ok || bad "bash sees LD_PRELOAD=$out"
+
+# following children through a shell: bash runs /bin/true, then execs the
+# leaking program (its last command); both are traced, with their leaks
+rm -f ./*.rtrace
+"$RTRACE" run --follow-children -o "$TMP" -- bash -c "/bin/true; $P/tp_leaks" > /dev/null 2> err
+[ "$(ls true-*.rtrace tp_leaks-*.rtrace 2>/dev/null | wc -l)" = 2 ] && ok || bad "bash -c, followed: $(ls ./*.rtrace)"
+grep -q "definitely lost: 1,000 bytes in 6 blocks" err && ok || bad "bash -c, followed: tp_leaks's leaks not reported"
+# ... and every other way a program starts one, its environment unchanged
+for how in posix_spawn posix_spawnp system popen execvp execle; do
+  rm -f ./*.rtrace
+  out=$(env -i "PATH=$PATH" "$RTRACE" run -q --follow-children -o "$TMP" -- "$P/tp_spawn" $how "$P/tp_env")
+  [ "$(ls tp_env-*.rtrace 2>/dev/null | wc -l)" = 1 ] && ok || bad "$how, followed: $(ls ./*.rtrace)"
+  case $out in "LD_PRELOAD=(unset) first-fd="*" rtrace-vars=0") ok ;; *) bad "$how, followed: child saw $out" ;; esac
+done
+
 # an unwritable trace: one line on stderr, the program unaffected
 "$RTRACE" run -o /proc -- "$P/tp_leaks" > out 2> err
 [ $? -eq 7 ] && grep -q "errno kept 1234" out && ok || bad "program affected by an unwritable trace"
