@@ -364,6 +364,7 @@ int cmd_run(int argc, char **argv)
 		cli_die("cannot create a temporary file: %s", strerror(errno));
 	close(mfd);
 	set_env(&o, preload, manifest);
+	o.report.program = argv[first];
 
 	install_forwarding();
 	/* a close-on-exec pipe tells a failed exec from a program's own exit */
