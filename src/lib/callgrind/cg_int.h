@@ -85,6 +85,7 @@ struct cg_profile {
 	cg_event *events;
 	cg_formula *formulas; /* parallel to events */
 	size_t nevents, cevents;
+	cg_index event_ix; /* by name: events: lines of 100k names stay linear */
 	uint32_t nslots;
 
 	cg_part *parts;
@@ -127,8 +128,9 @@ uint32_t cg_code_get(cg_profile *p, uint32_t part, uint32_t fn, uint32_t file);
 void cg_add_cost(cg_profile *p, uint32_t code, uint64_t addr, uint64_t line,
 		 const uint64_t *v, uint32_t given);
 /* Adds a call: key fields of c (code, addr, line, callee), its count,
- * flags and first target; v as for cg_add_cost (c->given values). */
-void cg_add_call(cg_profile *p, const cg_call *c, const uint64_t *v);
+ * flags and first target; v as for cg_add_cost (c->given values). False,
+ * adding nothing, when its count or costs would pass 2^64-1. */
+bool cg_add_call(cg_profile *p, const cg_call *c, const uint64_t *v);
 void cg_add_jump(cg_profile *p, const cg_jump *j);
 
 #endif

@@ -113,8 +113,13 @@ static void define_events(builder *b)
 	for (uint8_t k = 0; k <= RT_MAX_RESOURCES; k++)
 		for (int e = 0; e < EV_PER_TYPE; e++)
 			b->slot[k][e] = CG_NONE;
-	if (!used[0] && !b->verdicts)
-		used[0] = !rt_trace_call_count(b->t); /* an empty trace: memory's events, zero */
+	bool any = false;
+	for (uint8_t k = 0; k <= RT_MAX_RESOURCES; k++)
+		any |= used[k];
+	/* nothing allocated (an empty trace, only releases): memory's events,
+	 * zero, so that the profile is one the tools open */
+	if (!any && !b->verdicts)
+		used[0] = true;
 	for (uint8_t k = 0; k <= RT_MAX_RESOURCES; k++) {
 		bool leaks = k == 0 && b->verdicts;
 		if (!used[k] && !leaks)
