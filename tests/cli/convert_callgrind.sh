@@ -159,6 +159,13 @@ printf 'events: Ir\nfl=a.c\nfn=main\n1 1\ncfn=f\ncalls=18446744073709551615 1\n1
 [ $? = 1 ] && grep -q "ovf2.cg:9:1: the inclusive costs or the count of this call add up past 2^64-1" err.txt && ok ||
   bad "call count overflow: $(cat err.txt)"
 
+# a trace whose sizes add up past 2^64-1: its sums held at 2^64-1, with a
+# warning, rather than wrapped round to small numbers
+printf 'version=2.0, arch=x86_64, process=/bin/x, pid=1\n<1> : memory (memory)\n1. malloc(9223372036854775808) = 0x1000\n\t0x401000\n2. malloc(9223372036854775808) = 0x2000\n\t0x401000\n\n' > big.txt
+"$RTRACE" convert -o callgrind.out.big big.txt 2> err.txt
+[ $? = 0 ] && grep -q '^totals: 2 18446744073709551615 2 18446744073709551615$' callgrind.out.big &&
+  grep -q 'big.txt: costs add up past 2^64-1' err.txt && ok || bad "trace sums past 2^64-1: $(cat err.txt; grep totals callgrind.out.big)"
+
 # a trace with only releases: a valid profile with zero totals, which
 # callgrind_annotate reads, not an empty file
 printf 'version=2.0, arch=x86_64, process=/bin/x, pid=1\n<1> : memory (memory)\n1. free(0x1000)\n\t0x401000\n\n' > frees.txt

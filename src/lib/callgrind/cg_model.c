@@ -350,18 +350,15 @@ uint32_t cg_code_get(cg_profile *p, uint32_t part, uint32_t fn, uint32_t file)
 
 /* --- costs, calls, jumps --- */
 
-/* false, adding nothing, when a sum would pass 2^64-1 */
+/* false when a sum was held at 2^64-1 */
 static bool add_values(uint64_t *dst, uint32_t *dgiven, const uint64_t *v, uint32_t given)
 {
-	uint64_t t;
+	bool ok = true;
 	for (uint32_t i = 0; i < given; i++)
-		if (__builtin_add_overflow(dst[i], v[i], &t))
-			return false;
-	for (uint32_t i = 0; i < given; i++)
-		dst[i] += v[i];
+		ok &= cg_sat_add(&dst[i], v[i]);
 	if (given > *dgiven)
 		*dgiven = given;
-	return true;
+	return ok;
 }
 
 typedef struct cost_key {
@@ -380,7 +377,7 @@ static bool cost_eq(const void *ctx, uint32_t i)
 /* Consecutive cost lines often fall on the same position (instructions
  * of one source line, when addresses are dropped): the last one is
  * checked before the index. */
-void cg_add_cost(cg_profile *p, uint32_t code, uint64_t addr, uint64_t line,
+bool cg_add_cost(cg_profile *p, uint32_t code, uint64_t addr, uint64_t line,
 		 const uint64_t *v, uint32_t given)
 {
 	cost_key k = {p, addr, line, code};
@@ -395,7 +392,7 @@ void cg_add_cost(cg_profile *p, uint32_t code, uint64_t addr, uint64_t line,
 	p->last_cost = i;
 add:;
 	cg_cost *c = &p->costs[i];
-	(void)add_values((uint64_t *)c->v, &c->given, v, given); /* within the input's total */
+	return add_values((uint64_t *)c->v, &c->given, v, given);
 }
 
 typedef struct call_key {
@@ -426,13 +423,9 @@ bool cg_add_call(cg_profile *p, const cg_call *c, const uint64_t *v)
 		e->flags = 0;
 		e->v = cg_pool_alloc(&p->pool, p->nslots);
 	}
-	uint64_t count;
-	if (__builtin_add_overflow(e->count, c->count, &count) ||
-	    !add_values((uint64_t *)e->v, &e->given, v, c->given))
-		return false;
-	e->count = count;
 	e->flags |= c->flags;
-	return true;
+	bool ok = cg_sat_add(&e->count, c->count);
+	return add_values((uint64_t *)e->v, &e->given, v, c->given) && ok;
 }
 
 typedef struct jump_key {

@@ -931,7 +931,8 @@ static int cost_line(reader *r, const char *s, const char *e)
 	switch (r->next) {
 	case NEXT_COST:
 		cur_part(r)->cost_lines++;
-		cg_add_cost(r->p, code, addr, pos[CG_POS_LINE], r->vals, (uint32_t)given);
+		/* within the input's total, which total_check() bounds */
+		(void)cg_add_cost(r->p, code, addr, pos[CG_POS_LINE], r->vals, (uint32_t)given);
 		break;
 	case NEXT_CALL:
 		r->call.code = code;
