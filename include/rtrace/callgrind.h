@@ -224,6 +224,10 @@ struct rt_trace;
 typedef struct cg_trace_opts {
 	bool instr;       /* positions: instr line (the frames' addresses) */
 	const char *cmd;  /* cmd: line; NULL: the trace's process name */
+	/* told once when costs add up past 2^64-1: such sums are held there
+	 * rather than wrapping (may be NULL) */
+	void (*warn)(void *ctx, const rt_diag *d);
+	void *ctx;
 } cg_trace_opts;
 
 /* An allocation profile of trace t (src/lib/callgrind/cg_trace.c): per resource

@@ -46,6 +46,12 @@ RTRACE_API int rt_text_read_fd(rt_trace *t, int fd, const char *name,
 RTRACE_API int rt_text_read_mem(rt_trace *t, const char *buf, size_t len, const char *name,
 		     const rt_read_opts *opts, rt_read_stats *stats, rt_diag *err);
 
+/* True when the first n bytes of an input start with a text trace's header
+ * line: empty, or "key=value" fields separated by commas, each key a word
+ * (letters, digits, '_', '-', '.', spaces inside). A line cut at n is
+ * judged on what it holds. Anything else is no text trace. */
+RTRACE_API bool rt_text_sniff(const char *head, size_t n);
+
 enum rt_sort {
 	RT_SORT_SIZE_ASC = 0, /* sp-rtrace's default */
 	RT_SORT_SIZE_DESC,

@@ -215,6 +215,12 @@ static int write_output(rt_trace *t, const cg_profile *prof, const convert_opts 
 	return 0;
 }
 
+/* The profile builder's warning, about the input as a whole. */
+static void profile_warning(void *input, const rt_diag *d)
+{
+	cli_warning("%s: %s", (const char *)input, d->msg);
+}
+
 /* Gets the model the output format needs: resolved frames (unless
  * --no-resolve) and Valgrind's findings as the trace's for XML and
  * Callgrind output from traces, the allocation profile for Callgrind. */
@@ -228,6 +234,8 @@ static void prepare(rt_trace *t, cg_profile **prof, enum cli_format format, conv
 	if (o->to == TO_CALLGRIND && format != CLI_CALLGRIND) {
 		if (resolve && format != CLI_VGXML)
 			cli_resolve(t, &o->res);
+		o->cgt.warn = profile_warning;
+		o->cgt.ctx = (void *)o->input;
 		*prof = cg_profile_from_trace(t, &o->cgt);
 	}
 }

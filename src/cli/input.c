@@ -1,11 +1,15 @@
 /* Reading any input the rtrace command accepts, told by content: a binary
- * trace from `rtrace run`, Valgrind's XML, or a text trace; from a file or
- * a pipe. */
+ * trace from `rtrace run`, Valgrind's XML, a Callgrind profile where the
+ * command takes one, or a text trace; from a file or a pipe. Each format is
+ * recognised by its own start (a text trace by a valid header line): what
+ * none recognises is an error naming the formats tried, not a text trace
+ * of comments. */
 #include "cli.h"
 #include "rtrace/rtrace.h"
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,21 +21,47 @@
 
 /* The input's first bytes, for telling a binary trace from a text one. A
  * regular file at its start is peeked with pread; anything else (a pipe)
- * gives them up to the peek: *consumed says so. */
-static size_t peek_input(int fd, char *head, size_t n, bool *consumed)
+ * gives them up to the peek: *consumed says so. -1 with errno on a read
+ * error (a directory: EISDIR). */
+static ssize_t peek_input(int fd, char *head, size_t n, bool *consumed)
 {
 	struct stat st;
-	*consumed = !(lseek(fd, 0, SEEK_CUR) == 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode));
+	bool is_stat = fstat(fd, &st) == 0;
+	if (is_stat && S_ISDIR(st.st_mode)) {
+		errno = EISDIR;
+		return -1;
+	}
+	*consumed = !(lseek(fd, 0, SEEK_CUR) == 0 && is_stat && S_ISREG(st.st_mode));
 	size_t got = 0;
 	while (got < n) {
 		ssize_t r = *consumed ? read(fd, head + got, n - got) : pread(fd, head + got, n - got, (off_t)got);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0)
-			break; /* a read error shows again when the trace is read */
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
 		got += (size_t)r;
 	}
-	return got;
+	return (ssize_t)got;
+}
+
+/* What the first n bytes start, or -1 when no format recognises them (an
+ * empty input is an empty text trace, which the text reader reports). */
+static int sniff(const char *head, size_t n, bool callgrind)
+{
+	return rt_bin_is_binary(head, n)	   ? CLI_BINARY
+	       : rt_vgxml_sniff(head, n)	   ? CLI_VGXML
+	       : callgrind && cg_sniff(head, n) ? CLI_CALLGRIND
+	       : !n || rt_text_sniff(head, n)  ? CLI_TEXT
+					   : -1;
+}
+
+static int input_error(rt_diag *err, const char *name, uint64_t line, const char *msg)
+{
+	*err = (rt_diag){.file = name, .line = line, .col = 1};
+	snprintf(err->msg, sizeof err->msg, "%s", msg);
+	return -1;
 }
 
 /* A binary trace from a pipe: the peeked bytes and the rest into memory,
@@ -164,11 +194,22 @@ int cli_read_input_cg(rt_trace *t, cg_profile **prof, int fd, const char *name,
 {
 	char head[PEEK_LEN];
 	bool consumed;
-	size_t n = peek_input(fd, head, sizeof head, &consumed);
-	enum cli_format f = rt_bin_is_binary(head, n)	? CLI_BINARY
-			    : rt_vgxml_sniff(head, n)	? CLI_VGXML
-			    : prof && cg_sniff(head, n) ? CLI_CALLGRIND
-							: CLI_TEXT;
+	if (format)
+		*format = CLI_TEXT;
+	if (st)
+		*st = (rt_read_stats){0};
+	ssize_t got = peek_input(fd, head, sizeof head, &consumed);
+	if (got < 0)
+		return input_error(err, name, 0, errno == EISDIR ? "is a directory, not a trace" : strerror(errno));
+	size_t n = (size_t)got;
+	int sniffed = sniff(head, n, prof != NULL);
+	if (sniffed < 0)
+		return input_error(err, name, 1,
+				   prof ? "expected the header line of a text trace ('version=..., arch=..., ...'); "
+					  "not a binary trace, Valgrind XML or a Callgrind profile either"
+					: "expected the header line of a text trace ('version=..., arch=..., ...'); "
+					  "not a binary trace or Valgrind XML either");
+	enum cli_format f = (enum cli_format)sniffed;
 	if (format)
 		*format = f;
 	if (f == CLI_CALLGRIND)

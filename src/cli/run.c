@@ -225,8 +225,8 @@ static void set_env(const run_opts *o, const char *preload, const char *manifest
 {
 	char buf[PATH_MAX * 2], dir[PATH_MAX];
 	const char *user = getenv("LD_PRELOAD");
-	if (user && *user) {
-		snprintf(buf, sizeof buf, "%s:%s", preload, user);
+	if (user) { /* even empty: the program gets it back as it was */
+		snprintf(buf, sizeof buf, *user ? "%s:%s" : "%s", preload, user);
 		setenv(RT_ENV_USER_LD_PRELOAD, user, 1);
 	} else {
 		snprintf(buf, sizeof buf, "%s", preload);
@@ -395,6 +395,7 @@ int cmd_run(int argc, char **argv)
 	(void)fallocate(mfd, FALLOC_FL_KEEP_SIZE, 0, 1 << 16);
 	close(mfd);
 	set_env(&o, preload, manifest);
+	o.report.program = argv[first];
 
 	install_forwarding();
 	/* a close-on-exec pipe tells a failed exec from a program's own exit */

@@ -299,8 +299,11 @@ uint64_t run_report_traces(const char *manifest, pid_t program, run_report_opts 
 		errors += report_entry(atoi(e), path + 1, program, o);
 	}
 	free(buf);
-	if (!n)
-		cli_warning("no trace was written: the tracer was not loaded (statically linked program?)");
+	if (!n) {
+		char why[PATH_MAX + 256];
+		run_exe_why_untraced(o->program, why, sizeof why);
+		cli_warning("no trace was written: %s", why);
+	}
 	return errors;
 }
 

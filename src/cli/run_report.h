@@ -17,6 +17,7 @@ typedef struct run_report_opts {
 	int error_exitcode;     /* 0: the program's status whatever was found */
 	const char *xml_file;   /* --xml-file pattern, or NULL */
 	bool gen_suppressions;
+	const char *program;    /* as given to exec, for saying why it was not traced */
 	char **xml_written;     /* files this run has written XML to */
 	size_t nxml_written;
 } run_report_opts;
@@ -25,6 +26,9 @@ typedef struct run_report_opts {
  * the manifest), with memcheck's reports and the XML files asked for;
  * returns the errors found in the process of pid program. */
 uint64_t run_report_traces(const char *manifest, pid_t program, run_report_opts *o);
+/* run_exe.c: why no trace was written for the program started as
+ * `program` (setuid, setgid, file capabilities, static), into msg. */
+void run_exe_why_untraced(const char *program, char *msg, size_t len);
 void run_report_free(run_report_opts *o);
 
 #endif

@@ -6,10 +6,11 @@
  *
  * Who sets what: `rtrace run` sets every variable below except
  * RT_ENV_PRELOAD (the user's) before it execs the program; the tracer
- * reads them once, in its constructor, and then (unless children are
- * followed) removes them again, with LD_PRELOAD restored to the user's, so
- * that the program and what it starts see the environment they were given.
- * RT_ENV_OURS lists the variables it removes. */
+ * reads them once, in its constructor, and then removes them from environ,
+ * with LD_PRELOAD restored to the user's, so that the program and what it
+ * starts see the environment they were given; when children are followed
+ * it adds them back only to the environment it passes to exec
+ * (src/preload/env.c). RT_ENV_OURS lists the variables it removes. */
 #ifndef RT_RUN_ENV_H
 #define RT_RUN_ENV_H
 
@@ -17,8 +18,8 @@
  * instead of the one next to rtrace or in the library directory. */
 #define RT_ENV_PRELOAD "RTRACE_PRELOAD"
 
-/* The LD_PRELOAD the user had (unset: none); the tracer gives it back to
- * LD_PRELOAD when children are not followed. */
+/* The LD_PRELOAD the user had, even empty (unset: none); the tracer gives
+ * it back to LD_PRELOAD. */
 #define RT_ENV_USER_LD_PRELOAD "RTRACE_USER_LD_PRELOAD"
 
 /* Absolute directory the trace files go to (tracer default: "."). */

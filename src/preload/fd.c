@@ -503,7 +503,6 @@ RT_EXPORT int memfd_create(const char *name, unsigned flags)
 
 #define EXEC_MAX 1024
 static int (*real_execve)(const char *, char *const[], char *const[]);
-static int (*real_execvp)(const char *, char *const[]);
 static int (*real_execvpe)(const char *, char *const[], char *const[]);
 static int (*real_fexecve)(int, char *const[], char *const[]);
 
@@ -551,28 +550,37 @@ static void exec_failed(const int *fds, unsigned n, uint64_t bt)
 		return rc_;                                                    \
 	} while (0)
 
+/* With the environment to pass (env.c: the tracer's variables when
+ * children are followed). */
 RT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
+	RT_ENV_FOR_EXEC(envp);
 	EXEC_WRAP(real_execve, "execve", (path, argv, envp));
 }
 
 RT_EXPORT int execv(const char *path, char *const argv[])
 {
-	EXEC_WRAP(real_execve, "execve", (path, argv, environ));
+	char *const *envp = environ;
+	RT_ENV_FOR_EXEC(envp);
+	EXEC_WRAP(real_execve, "execve", (path, argv, envp));
 }
 
 RT_EXPORT int execvp(const char *file, char *const argv[])
 {
-	EXEC_WRAP(real_execvp, "execvp", (file, argv));
+	char *const *envp = environ;
+	RT_ENV_FOR_EXEC(envp);
+	EXEC_WRAP(real_execvpe, "execvpe", (file, argv, envp));
 }
 
 RT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
+	RT_ENV_FOR_EXEC(envp);
 	EXEC_WRAP(real_execvpe, "execvpe", (file, argv, envp));
 }
 
 RT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
+	RT_ENV_FOR_EXEC(envp);
 	EXEC_WRAP(real_fexecve, "fexecve", (fd, argv, envp));
 }
 

@@ -86,19 +86,22 @@ static void stream_closed(unsigned f, enum rt_fd_stream fds, unsigned res, const
 
 #define FREE_BT() (rt_opt.trace_frees ? rt_mod_bt() : 0)
 
-#define FOPEN(name, F, FDS, key)                                               \
+/* popen's shell gets the tracer's variables when children are followed */
+#define popen_env(cmd, mode) rt_env_popen(real.popen, cmd, mode)
+
+#define FOPEN(name, F, FDS, key, call)                                         \
 	RT_EXPORT FILE *name(const char *path, const char *mode)               \
 	{                                                                      \
 		RT_REAL(real.name, #name);                                     \
 		FILE *fp;                                                      \
-		INNER(fp = real.name(path, mode));                             \
+		INNER(fp = call(path, mode));                                  \
 		if (fp && tracing())                                           \
 			stream_opened(F, FDS, RES_FP, fp, fileno(fp), key, path, mode, rt_mod_bt()); \
 		return fp;                                                     \
 	}
-FOPEN(fopen, S_FOPEN, RT_FDS_FOPEN, "path")
-FOPEN(fopen64, S_FOPEN64, RT_FDS_FOPEN64, "path")
-FOPEN(popen, S_POPEN, RT_FDS_POPEN, "command")
+FOPEN(fopen, S_FOPEN, RT_FDS_FOPEN, "path", real.fopen)
+FOPEN(fopen64, S_FOPEN64, RT_FDS_FOPEN64, "path", real.fopen64)
+FOPEN(popen, S_POPEN, RT_FDS_POPEN, "command", popen_env)
 
 /* fdopen and fdopendir: the descriptor stays the one the fd module knows
  * (valgrind's view), released by the stream's close. */

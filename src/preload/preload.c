@@ -75,24 +75,6 @@ static void read_options(void)
 	rt_leak_reserve();
 }
 
-/* Children started with exec are not traced unless asked: give the
- * environment back the LD_PRELOAD the user had, so that programs this one
- * starts see what they would see without rtrace. */
-static void restore_preload_env(void)
-{
-	static const char *const ours[] = {RT_ENV_OURS};
-	if (rt_opt.follow)
-		return;
-	const char *orig = getenv(RT_ENV_USER_LD_PRELOAD);
-	if (orig && *orig)
-		setenv("LD_PRELOAD", orig, 1);
-	else
-		unsetenv("LD_PRELOAD");
-	/* the options are read: the program sees the environment it was given */
-	for (size_t i = 0; i < sizeof ours / sizeof *ours; i++)
-		unsetenv(ours[i]);
-}
-
 static void update_active(void)
 {
 	RT_STORE(rt_active, !RT_LOAD(paused) && !RT_LOAD(rt_stopped));
@@ -164,7 +146,7 @@ void rt_start(void)
 		_exit(0);
 	}
 	read_options();
-	restore_preload_env();
+	rt_env_init(rt_opt.follow); /* the program sees the environment it was given */
 	RT_STORE(paused, rt_opt.start_paused);
 	if (rt_opt.toggle_signal > 0) {
 		struct sigaction sa = {.sa_handler = on_toggle, .sa_flags = SA_RESTART};

@@ -75,6 +75,20 @@ typedef struct rt_tls {
 
 extern __thread rt_tls rt_t __attribute__((tls_model("initial-exec")));
 
+/* env.c: the tracer's variables out of environ at start; with
+ * follow_children, back in what is passed to exec. RT_ENV_FOR_EXEC(env)
+ * replaces the environment variable env of the calling function by the
+ * one to pass (itself, or a copy on the caller's stack). */
+void rt_env_init(bool follow_children);
+size_t rt_env_exec_size(char *const *envp);
+char *const *rt_env_exec(char *const *envp, void *buf);
+struct _IO_FILE;
+struct _IO_FILE *rt_env_popen(struct _IO_FILE *(*real)(const char *, const char *),
+			      const char *cmd, const char *mode);
+#define RT_ENV_FOR_EXEC(env)                                                   \
+	void *rt_envbuf_[rt_env_exec_size(env) / sizeof(void *) + 1];          \
+	(env) = rt_env_exec((env), rt_envbuf_)
+
 /* writer.c */
 int rt_writer_open(void);
 void rt_writer_close(void);

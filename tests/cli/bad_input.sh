@@ -70,6 +70,25 @@ run "bad frame" 1 "frame.txt:3:5: expected a space or end of line after the fram
 printf 'version=2.0, \n: /lib/x.so => 0x10-\n' > "$TMP/mmap.txt"
 run "bad mmap" 1 "mmap.txt:2:21: expected an end address" postproc -i "$TMP/mmap.txt"
 
+# a directory is said to be one, by every command reading traces
+mkdir -p "$TMP/dir"
+run "directory, postproc" 1 "dir: is a directory, not a trace" postproc -i "$TMP/dir"
+run "directory, convert" 1 "dir: is a directory, not a trace" convert "$TMP/dir"
+run "directory, resolve" 1 "dir: is a directory, not a trace" resolve -i "$TMP/dir"
+# what no format recognises is an error naming the formats tried, not a
+# text trace of comments (XML of another tool, a header of no key=value)
+printf '<?xml version="1.0"?>\n<!DOCTYPE html>\n<html>\n</html>\n' > "$TMP/other.xml"
+run "other XML" 1 "other.xml:1:1: expected the header line of a text trace .*not a binary trace or Valgrind XML either" postproc -i "$TMP/other.xml"
+run "other XML, convert" 1 "other.xml:1:1: expected the header line of a text trace .*not a binary trace, Valgrind XML or a Callgrind profile either" convert "$TMP/other.xml"
+[ -s "$TMP/out" ] && bad "output written for an unrecognised input" || ok
+printf 'key=value <x>, "a"=b\n1. malloc(1) = 0x1\n' > "$TMP/badkey.txt"
+run "header with a non-word key" 1 "badkey.txt:1:1: expected the header line of a text trace" postproc -i "$TMP/badkey.txt"
+printf 'backtrace depth=5, version=2.0\n1. malloc(1) = 0x1\n\n' > "$TMP/spacekey.txt"
+"$RTRACE" postproc -i "$TMP/spacekey.txt" > /dev/null 2> "$TMP/err" && [ ! -s "$TMP/err" ] && ok ||
+  bad "header key with a space: $(cat "$TMP/err")"
+cat "$TMP/other.xml" | "$RTRACE" postproc > /dev/null 2> "$TMP/err"
+[ $? = 1 ] && grep -q "<stdin>:1:1: expected the header line of a text trace" "$TMP/err" && ok || bad "unrecognised pipe: $(cat "$TMP/err")"
+
 # unrecognised lines are comments (the spec says so), with a warning
 printf 'version=2.0, \nhello there\n1. malloc(1) = 0x1\n\n' > "$TMP/odd.txt"
 run "unrecognised line warns" 0 "odd.txt:2:1: not a record of the text protocol" postproc -i "$TMP/odd.txt"

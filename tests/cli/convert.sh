@@ -92,6 +92,20 @@ grep -q '<fn>main</fn>' first-stack.xml && grep -q '<file>tp_heaperr.cpp</file>'
 "$RTRACE" convert --to yaml vg.xml > /dev/null 2> usage.err; [ $? = 2 ] && ok || bad "bad --to exits 2"
 grep -q "expected text, xml or callgrind" usage.err && ok || bad "bad --to message"
 "$RTRACE" convert > /dev/null 2>&1; [ $? = 2 ] && ok || bad "no input exits 2"
+# a prolog with a BOM, comments, a DOCTYPE (literals and an internal
+# subset holding '>' and ']') before <valgrindoutput>: still Valgrind XML
+"$RTRACE" convert --to text vg.xml > plain.txt 2> /dev/null
+{ head -n 1 vg.xml; echo '<!-- written by valgrind -->'
+  echo '<!DOCTYPE valgrindoutput SYSTEM "v>1.dtd" [ <!ELEMENT x (#PCDATA)> <!NOTATION n SYSTEM "a]>b"> ]>'
+  tail -n +2 vg.xml; } > doctype.xml
+{ printf '\357\273\277<!DOCTYPE valgrindoutput>\n'; tail -n +2 vg.xml; } > bom.xml
+for f in doctype.xml bom.xml; do
+  "$RTRACE" convert --to text "$f" > dt.txt 2> dt.err
+  [ $? = 0 ] && [ ! -s dt.err ] && cmp -s plain.txt dt.txt && ok || bad "$f not read as Valgrind XML: $(head -c 300 dt.err)"
+  "$RTRACE" postproc -i "$f" > /dev/null 2> dt.err
+  [ $? = 0 ] && [ ! -s dt.err ] && ok || bad "postproc $f: $(head -c 300 dt.err)"
+done
+
 "$RTRACE" convert missing.xml > /dev/null 2>&1; [ $? = 1 ] && ok || bad "missing input exits 1"
 "$RTRACE" convert --help | grep -q 'usage: rtrace convert' && ok || bad "convert --help"
 "$RTRACE" convert -o out.xml "$trace" && head -c 21 out.xml | grep -q '<?xml version="1.0"?>' && ok ||

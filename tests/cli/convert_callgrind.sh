@@ -139,6 +139,43 @@ echo "garbage= here" >> cut.cg
 [ $? = 1 ] && grep -q 'cut.cg:[0-9]*:[0-9]*: ' err.txt && grep -q 'output is partial' err.txt && ok ||
   bad "bad profile: $(cat err.txt)"
 grep -q '^fn=' cut.out && ok || bad "the part read before the error is written"
+
+# 100k events (an 890 KB events: line) read in linear time: the
+# duplicate check and the event lookup are hashed (it took 27 s)
+awk 'BEGIN { printf "events:"; for (i = 0; i < 100000; i++) printf " E%d", i
+  print ""; print "fl=a.c"; print "fn=main"; print "1 1 2 3" }' > many.cg
+start=$(date +%s)
+timeout 60 "$RTRACE" convert -o many.out many.cg 2> err.txt
+rc=$?
+took=$(( $(date +%s) - start ))
+[ $rc = 0 ] && [ "$took" -le 15 ] && [ "$(grep "^events:" many.out)" = "$(head -n 1 many.cg)" ] && ok || bad "100k events: exit $rc in ${took}s: $(head -c 300 err.txt)"
+
+# costs adding up past 2^64-1: an error where they do, not totals wrapped
+printf 'events: Ir Dr\nfl=a.c\nfn=main\n1 18446744073709551615 1\n2 1 1\n' > ovf.cg
+"$RTRACE" annotate ovf.cg > /dev/null 2> err.txt
+[ $? = 1 ] && grep -q "ovf.cg:5:3: the costs of event 'Ir' add up past 2^64-1" err.txt && ok || bad "cost sum overflow: $(cat err.txt)"
+printf 'events: Ir\nfl=a.c\nfn=main\n1 1\ncfn=f\ncalls=18446744073709551615 1\n1 5\ncalls=1 1\n1 5\n' > ovf2.cg
+"$RTRACE" convert -o ovf2.out ovf2.cg 2> err.txt
+[ $? = 1 ] && grep -q "ovf2.cg:9:1: the inclusive costs or the count of this call add up past 2^64-1" err.txt && ok ||
+  bad "call count overflow: $(cat err.txt)"
+
+# a trace whose sizes add up past 2^64-1: its sums held at 2^64-1, with a
+# warning, rather than wrapped round to small numbers
+printf 'version=2.0, arch=x86_64, process=/bin/x, pid=1\n<1> : memory (memory)\n1. malloc(9223372036854775808) = 0x1000\n\t0x401000\n2. malloc(9223372036854775808) = 0x2000\n\t0x401000\n\n' > big.txt
+"$RTRACE" convert -o callgrind.out.big big.txt 2> err.txt
+[ $? = 0 ] && grep -q '^totals: 2 18446744073709551615 2 18446744073709551615$' callgrind.out.big &&
+  grep -q 'big.txt: costs add up past 2^64-1' err.txt && ok || bad "trace sums past 2^64-1: $(cat err.txt; grep totals callgrind.out.big)"
+
+# a trace with only releases: a valid profile with zero totals, which
+# callgrind_annotate reads, not an empty file
+printf 'version=2.0, arch=x86_64, process=/bin/x, pid=1\n<1> : memory (memory)\n1. free(0x1000)\n\t0x401000\n\n' > frees.txt
+"$RTRACE" convert -o callgrind.out.frees frees.txt 2> err.txt
+[ $? = 0 ] && grep -q '^events: Allocs Bytes Unfreed UnfreedBytes$' callgrind.out.frees &&
+  grep -q '^totals: 0 0 0 0$' callgrind.out.frees && ok || bad "only frees: $(cat err.txt; cat callgrind.out.frees)"
+callgrind_annotate callgrind.out.frees > ann.ref 2> err.txt && grep -q 'PROGRAM TOTALS' ann.ref && ok ||
+  bad "callgrind_annotate on the frees-only profile: $(cat err.txt)"
+"$RTRACE" annotate callgrind.out.frees > ann.out && cmp -s ann.ref ann.out && ok || bad "rtrace annotate on the frees-only profile"
+
 "$RTRACE" convert --to callgrind --dump-instr=maybe "$trace" > /dev/null 2> err.txt
 [ $? = 2 ] && grep -q 'expected yes or no' err.txt && ok || bad "bad --dump-instr value"
 finish

@@ -79,6 +79,58 @@ rm -f ./*.rtrace
 "$RTRACE" run -q --follow-children -o "$TMP" -- "$P/tp_fork" "$P/tp_env" > /dev/null
 [ "$(ls tp_env-*.rtrace 2>/dev/null | wc -l)" = 1 ] && ok || bad "--follow-children: $(ls ./*.rtrace)"
 
+# the program and what it starts see exactly their own environment, with
+# or without a user's LD_PRELOAD (set, empty), followed or not, through a
+# shell too (bash copies environ at start and exports it again)
+LIBC=/lib/x86_64-linux-gnu/libc.so.6
+for lp in - "" "$LIBC"; do
+  for follow in "" --follow-children; do
+    set -- env -i A=1 "PATH=$PATH" Z=2
+    [ "$lp" = - ] || set -- "$@" "LD_PRELOAD=$lp"
+    [ "$lp" != "$LIBC" ] || set -- "$@" ASAN_OPTIONS=verify_asan_link_order=0
+    for prog in /usr/bin/env "bash -c env" "bash -c /usr/bin/env"; do
+      "$@" $prog > plain.env 2>&1
+      "$@" "$RTRACE" run -q $follow -o "$TMP" -- $prog > traced.env 2>&1
+      cmp -s plain.env traced.env && ok || { bad "environment of '$prog' (LD_PRELOAD $lp $follow) differs"; diff plain.env traced.env | head -5 >&2; }
+    done
+  done
+done
+out=$("$RTRACE" run -q -o "$TMP" -- bash -c 'echo "[$LD_PRELOAD]"')
+[ "$out" = "[]" ] && ok || bad "bash sees LD_PRELOAD=$out"
+
+# following children through a shell: bash runs /bin/true, then execs the
+# leaking program (its last command); both are traced, with their leaks
+rm -f ./*.rtrace
+"$RTRACE" run --follow-children -o "$TMP" -- bash -c "/bin/true; $P/tp_leaks" > /dev/null 2> err
+[ "$(ls true-*.rtrace tp_leaks-*.rtrace 2>/dev/null | wc -l)" = 2 ] && ok || bad "bash -c, followed: $(ls ./*.rtrace)"
+grep -q "definitely lost: 1,000 bytes in 6 blocks" err && ok || bad "bash -c, followed: tp_leaks's leaks not reported"
+# ... and every other way a program starts one, its environment unchanged
+for how in posix_spawn posix_spawnp system popen execvp execle; do
+  rm -f ./*.rtrace
+  # (a sanitized build's programs accept the tracer preloaded before ASan;
+  # no leak check: this is about following, and scanning ASan's shadow
+  # memory in a sanitized program can take minutes)
+  out=$(env -i "PATH=$PATH" ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 \
+    "$RTRACE" run -q --follow-children --leak-check=no -o "$TMP" -- "$P/tp_spawn" $how "$P/tp_env")
+  [ "$(ls tp_env-*.rtrace 2>/dev/null | wc -l)" = 1 ] && ok || bad "$how, followed: $(ls ./*.rtrace)"
+  case $out in "LD_PRELOAD=(unset) first-fd="*" rtrace-vars=0") ok ;; *) bad "$how, followed: child saw $out" ;; esac
+done
+
+# a setuid or setgid program (owner, group not the caller's): the loader
+# ignores LD_PRELOAD for it, and rtrace says so rather than guessing
+if [ "$(id -u)" = 0 ] && id nobody > /dev/null 2>&1; then
+  for bit in u g; do
+    cp "$P/tp_leaks" "s${bit}id"
+    if [ $bit = u ]; then chown nobody "s${bit}id"; else chgrp "$(id -gn nobody)" "s${bit}id" 2> /dev/null || chgrp 65534 "s${bit}id"; fi
+    chmod $bit+s "s${bit}id"
+    "$RTRACE" run -o "$TMP" -- "./s${bit}id" > /dev/null 2> err
+    grep -q "no trace was written: the tracer was not loaded: './s${bit}id' is set${bit}id, and the loader ignores LD_PRELOAD" err &&
+      ok || bad "set${bit}id program: $(cat err)"
+  done
+else
+  echo "setuid/setgid checks skipped (they need root to give a copy another owner)" >&2
+fi
+
 # an unwritable trace: one line on stderr, the program unaffected
 "$RTRACE" run -o /proc -- "$P/tp_leaks" > out 2> err
 [ $? -eq 7 ] && grep -q "errno kept 1234" out && ok || bad "program affected by an unwritable trace"

@@ -57,6 +57,16 @@ static inline uint32_t cg_hash(uint64_t a, uint64_t b, uint64_t c)
 	return (uint32_t)(rt_mix64(a * 0x9e3779b97f4a7c15ULL ^ rt_mix64(b + 0x632be59bd9b4e019ULL) ^ c) >> 16);
 }
 
+/* *dst += v, held at 2^64-1 (false when it was): sums of costs never
+ * wrap round to small numbers. */
+static inline bool cg_sat_add(uint64_t *dst, uint64_t v)
+{
+	if (!__builtin_add_overflow(*dst, v, dst))
+		return true;
+	*dst = UINT64_MAX;
+	return false;
+}
+
 /* Cost vectors: fixed-size runs of u64 in chunks that never move. */
 typedef struct cg_pool {
 	struct cg_pool_chunk *head;
@@ -85,6 +95,7 @@ struct cg_profile {
 	cg_event *events;
 	cg_formula *formulas; /* parallel to events */
 	size_t nevents, cevents;
+	cg_index event_ix; /* by name: events: lines of 100k names stay linear */
 	uint32_t nslots;
 
 	cg_part *parts;
@@ -123,12 +134,14 @@ void cg_resolve_formulas(cg_profile *p, void (*warn)(void *, const rt_diag *), v
 uint32_t cg_fn_get(cg_profile *p, uint32_t object, uint32_t file, uint32_t name);
 uint32_t cg_code_get(cg_profile *p, uint32_t part, uint32_t fn, uint32_t file);
 
-/* Adds the first `given` values of v (slot order) at the position. */
-void cg_add_cost(cg_profile *p, uint32_t code, uint64_t addr, uint64_t line,
+/* Adds the first `given` values of v (slot order) at the position; false
+ * when a sum was held at 2^64-1. */
+bool cg_add_cost(cg_profile *p, uint32_t code, uint64_t addr, uint64_t line,
 		 const uint64_t *v, uint32_t given);
 /* Adds a call: key fields of c (code, addr, line, callee), its count,
- * flags and first target; v as for cg_add_cost (c->given values). */
-void cg_add_call(cg_profile *p, const cg_call *c, const uint64_t *v);
+ * flags and first target; v as for cg_add_cost (c->given values). False
+ * when its count or a cost was held at 2^64-1. */
+bool cg_add_call(cg_profile *p, const cg_call *c, const uint64_t *v);
 void cg_add_jump(cg_profile *p, const cg_jump *j);
 
 #endif

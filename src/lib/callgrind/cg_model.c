@@ -109,6 +109,7 @@ void cg_profile_free(cg_profile *p)
 	free(p->costs);
 	free(p->calls);
 	free(p->jumps);
+	cg_index_free(&p->event_ix);
 	cg_index_free(&p->fn_ix);
 	cg_index_free(&p->code_ix);
 	cg_index_free(&p->cost_ix);
@@ -155,19 +156,36 @@ CG_ARRAY_GETTER(cg_profile_jumps, cg_jump, jumps, njumps)
 
 /* --- events --- */
 
+typedef struct event_key {
+	const cg_profile *p;
+	const char *s;
+	size_t n;
+} event_key;
+
+static bool event_eq(const void *ctx, uint32_t i)
+{
+	const event_key *k = ctx;
+	const char *name = k->p->events[i].name;
+	return !strncmp(name, k->s, k->n) && !name[k->n];
+}
+
+static uint32_t event_hash(const char *s, size_t n)
+{
+	return (uint32_t)(rt_hash_bytes(s, n) >> 32);
+}
+
 uint32_t cg_profile_find_event(const cg_profile *p, const char *name)
 {
-	for (size_t i = 0; i < p->nevents; i++)
-		if (!strcmp(p->events[i].name, name))
-			return (uint32_t)i;
-	return CG_NONE;
+	event_key k = {p, name, strlen(name)};
+	return cg_index_find(&p->event_ix, event_hash(name, k.n), event_eq, &k);
 }
 
 uint32_t cg_event_get(cg_profile *p, const char *s, size_t n)
 {
-	for (size_t i = 0; i < p->nevents; i++)
-		if (strlen(p->events[i].name) == n && !memcmp(p->events[i].name, s, n))
-			return (uint32_t)i;
+	event_key k = {p, s, n};
+	uint32_t h = event_hash(s, n), found = cg_index_find(&p->event_ix, h, event_eq, &k);
+	if (found != CG_NONE)
+		return found;
 	if (p->nevents == p->cevents) {
 		size_t cap = p->cevents;
 		rt_grow((void **)&p->events, &cap, p->nevents + 1, sizeof *p->events);
@@ -178,6 +196,7 @@ uint32_t cg_event_get(cg_profile *p, const char *s, size_t n)
 	memset(&p->formulas[p->nevents], 0, sizeof *p->formulas);
 	e->name = rt_arena_strndup(&p->arena, s, n);
 	e->slot = CG_NONE;
+	cg_index_add(&p->event_ix, h, (uint32_t)p->nevents);
 	return (uint32_t)p->nevents++;
 }
 
@@ -331,12 +350,15 @@ uint32_t cg_code_get(cg_profile *p, uint32_t part, uint32_t fn, uint32_t file)
 
 /* --- costs, calls, jumps --- */
 
-static void add_values(uint64_t *dst, uint32_t *dgiven, const uint64_t *v, uint32_t given)
+/* false when a sum was held at 2^64-1 */
+static bool add_values(uint64_t *dst, uint32_t *dgiven, const uint64_t *v, uint32_t given)
 {
+	bool ok = true;
 	for (uint32_t i = 0; i < given; i++)
-		dst[i] += v[i];
+		ok &= cg_sat_add(&dst[i], v[i]);
 	if (given > *dgiven)
 		*dgiven = given;
+	return ok;
 }
 
 typedef struct cost_key {
@@ -355,7 +377,7 @@ static bool cost_eq(const void *ctx, uint32_t i)
 /* Consecutive cost lines often fall on the same position (instructions
  * of one source line, when addresses are dropped): the last one is
  * checked before the index. */
-void cg_add_cost(cg_profile *p, uint32_t code, uint64_t addr, uint64_t line,
+bool cg_add_cost(cg_profile *p, uint32_t code, uint64_t addr, uint64_t line,
 		 const uint64_t *v, uint32_t given)
 {
 	cost_key k = {p, addr, line, code};
@@ -370,7 +392,7 @@ void cg_add_cost(cg_profile *p, uint32_t code, uint64_t addr, uint64_t line,
 	p->last_cost = i;
 add:;
 	cg_cost *c = &p->costs[i];
-	add_values((uint64_t *)c->v, &c->given, v, given);
+	return add_values((uint64_t *)c->v, &c->given, v, given);
 }
 
 typedef struct call_key {
@@ -386,7 +408,7 @@ static bool call_eq(const void *ctx, uint32_t i)
 	       a->callee == b->callee;
 }
 
-void cg_add_call(cg_profile *p, const cg_call *c, const uint64_t *v)
+bool cg_add_call(cg_profile *p, const cg_call *c, const uint64_t *v)
 {
 	call_key k = {p, c};
 	uint32_t h = cg_hash(c->addr, c->line, (uint64_t)c->code << 32 | c->callee);
@@ -401,9 +423,9 @@ void cg_add_call(cg_profile *p, const cg_call *c, const uint64_t *v)
 		e->flags = 0;
 		e->v = cg_pool_alloc(&p->pool, p->nslots);
 	}
-	e->count += c->count;
 	e->flags |= c->flags;
-	add_values((uint64_t *)e->v, &e->given, v, c->given);
+	bool ok = cg_sat_add(&e->count, c->count);
+	return add_values((uint64_t *)e->v, &e->given, v, c->given) && ok;
 }
 
 typedef struct jump_key {

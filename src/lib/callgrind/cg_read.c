@@ -59,6 +59,8 @@ typedef struct reader {
 	bool identity;  /* cols[i] == i */
 	uint64_t *sum;  /* per column */
 	uint64_t *vals; /* per slot, scratch */
+	uint64_t *total; /* per slot, self costs of the whole input */
+	size_t ntotal;
 	uint64_t summary_line, totals_line;
 
 	/* current position; a function named by fn= (or cfn=) exists in the
@@ -484,7 +486,8 @@ static int hdr_events(reader *r, const char *s, const char *e)
 	if (cur_part(r)->flags & (CG_HAS_SUMMARY | CG_HAS_TOTALS))
 		return fail_at(r, r->line, "'events:' after the part's 'summary:' or 'totals:' line");
 	uint32_t *evs = NULL;
-	size_t n = 0, cap = 0;
+	size_t n = 0, cap = 0, nlisted = 0;
+	bool *listed = NULL; /* by event: on this line already */
 	for (s = skip_space(s, e); s < e; s = skip_space(s, e)) {
 		const char *w = s;
 		while (s < e && *s != ' ' && *s != '\t')
@@ -492,14 +495,21 @@ static int hdr_events(reader *r, const char *s, const char *e)
 		if (check_text(r, w, s))
 			goto bad;
 		uint32_t ev = cg_event_get(p, w, (size_t)(s - w));
-		for (size_t j = 0; j < n; j++)
-			if (evs[j] == ev) {
-				fail_at(r, w, "event '%s' listed twice", p->events[ev].name);
-				goto bad;
-			}
+		if (ev >= nlisted) {
+			size_t was = nlisted;
+			rt_grow((void **)&listed, &nlisted, ev + 1, sizeof *listed);
+			memset(listed + was, 0, nlisted - was);
+		}
+		if (listed[ev]) {
+			fail_at(r, w, "event '%s' listed twice", p->events[ev].name);
+			goto bad;
+		}
+		listed[ev] = true;
 		cg_event_make_raw(p, ev);
 		RT_PUSH(evs, n, cap, ev);
 	}
+	free(listed);
+	listed = NULL;
 	if (!n) {
 		expected(r, s, e, "event names");
 		goto bad;
@@ -509,6 +519,7 @@ static int hdr_events(reader *r, const char *s, const char *e)
 	r->events_seen = r->part_events = true;
 	return 0;
 bad:
+	free(listed);
 	free(evs);
 	return -1;
 }
@@ -849,6 +860,28 @@ static const char *subpositions(reader *r, const char *s, const char *e, uint64_
 	return s;
 }
 
+/* An error where a self cost makes the input's total of its event pass
+ * 2^64-1: every total above it (the part's, the program's, a function's)
+ * would wrap. The input's total bounds all of them. */
+static int total_check(reader *r, const char *at, uint32_t slot, uint64_t v)
+{
+	if (slot >= r->ntotal) {
+		size_t was = r->ntotal;
+		rt_grow((void **)&r->total, &r->ntotal, r->p->nslots > slot ? r->p->nslots : slot + 1,
+			sizeof *r->total);
+		memset(r->total + was, 0, (r->ntotal - was) * sizeof *r->total);
+	}
+	uint64_t t;
+	if (!__builtin_add_overflow(r->total[slot], v, &t))
+		return 0;
+	const cg_profile *p = r->p;
+	for (size_t ev = 0; ev < p->nevents; ev++)
+		if (p->events[ev].slot == slot)
+			return fail_at(r, at, "the costs of event '%s' add up past 2^64-1: its totals would wrap",
+				       p->events[ev].name);
+	return fail_at(r, at, "the costs add up past 2^64-1: the totals would wrap");
+}
+
 /* Costs into r->vals by slot; returns how many slots were given, or -1.
  * Self costs add to the part's sum once the whole line has parsed. */
 static int costs(reader *r, const char *s, const char *e, bool self)
@@ -861,19 +894,26 @@ static int costs(reader *r, const char *s, const char *e, bool self)
 		if (n == r->ncols)
 			return fail_at(r, s, "more costs than events (%u)", r->ncols);
 		uint64_t v;
+		const char *at = s;
 		if (!(s = number(r, s, e, &v, "a cost")))
 			return -1;
 		s = skip_space(s, e);
 		uint32_t slot = r->identity ? n : r->cols[n];
+		if (self && total_check(r, at, slot, v))
+			return -1;
 		vals[slot] = v;
 		n++;
 		if (slot + 1 > given)
 			given = slot + 1;
 	}
-	for (uint32_t i = 0; self && i < n; i++)
-		r->sum[i] += vals[r->identity ? i : r->cols[i]];
+	for (uint32_t i = 0; self && i < n; i++) {
+		uint32_t slot = r->identity ? i : r->cols[i];
+		r->sum[i] += vals[slot];
+		r->total[slot] += vals[slot];
+	}
 	return (int)given;
 }
+
 
 static int cost_line(reader *r, const char *s, const char *e)
 {
@@ -891,14 +931,17 @@ static int cost_line(reader *r, const char *s, const char *e)
 	switch (r->next) {
 	case NEXT_COST:
 		cur_part(r)->cost_lines++;
-		cg_add_cost(r->p, code, addr, pos[CG_POS_LINE], r->vals, (uint32_t)given);
+		/* within the input's total, which total_check() bounds */
+		(void)cg_add_cost(r->p, code, addr, pos[CG_POS_LINE], r->vals, (uint32_t)given);
 		break;
 	case NEXT_CALL:
 		r->call.code = code;
 		r->call.addr = addr;
 		r->call.line = pos[CG_POS_LINE];
 		r->call.given = (uint32_t)given;
-		cg_add_call(r->p, &r->call, r->vals);
+		if (!cg_add_call(r->p, &r->call, r->vals))
+			return fail_at(r, r->line, "the inclusive costs or the count of this call add up past "
+					     "2^64-1 with its earlier lines: they would wrap");
 		r->cob = CG_NONE;
 		r->cfile_given = false;
 		break;
@@ -1055,6 +1098,7 @@ static void reader_free(reader *r)
 		idmap_free(&r->ids[k]);
 	free(r->cols);
 	free(r->vals);
+	free(r->total);
 }
 
 /* The last line of an input that does not end in a newline: a truncated

@@ -42,6 +42,7 @@ typedef struct builder {
 	uint64_t *count; /* calls= count per backtrace */
 	uint32_t nbt;
 	uint32_t unknown[3]; /* "???" per kind */
+	bool saturated;      /* a sum was held at 2^64-1 */
 } builder;
 
 /* A frame's function: one trace frame is one or more of them (inlining). */
@@ -113,8 +114,13 @@ static void define_events(builder *b)
 	for (uint8_t k = 0; k <= RT_MAX_RESOURCES; k++)
 		for (int e = 0; e < EV_PER_TYPE; e++)
 			b->slot[k][e] = CG_NONE;
-	if (!used[0] && !b->verdicts)
-		used[0] = !rt_trace_call_count(b->t); /* an empty trace: memory's events, zero */
+	bool any = false;
+	for (uint8_t k = 0; k <= RT_MAX_RESOURCES; k++)
+		any |= used[k];
+	/* nothing allocated (an empty trace, only releases): memory's events,
+	 * zero, so that the profile is one the tools open */
+	if (!any && !b->verdicts)
+		used[0] = true;
 	for (uint8_t k = 0; k <= RT_MAX_RESOURCES; k++) {
 		bool leaks = k == 0 && b->verdicts;
 		if (!used[k] && !leaks)
@@ -147,7 +153,7 @@ static void add(builder *b, uint32_t bt, uint8_t key, int which, uint64_t v)
 {
 	uint32_t s = b->slot[key][which];
 	if (s != CG_NONE)
-		bt_cost(b, bt)[s] += v;
+		b->saturated |= !cg_sat_add(&bt_cost(b, bt)[s], v);
 }
 
 static void sum_calls(builder *b)
@@ -292,7 +298,7 @@ static uint32_t code_of(builder *b, uint32_t fn)
 static void add_stack(builder *b, const vframe *v, size_t n, const uint64_t *cost, uint64_t count,
 		      edge **e, size_t *cap)
 {
-	cg_add_cost(b->p, code_of(b, v[0].fn), v[0].addr, v[0].line, cost, b->nslots);
+	b->saturated |= !cg_add_cost(b->p, code_of(b, v[0].fn), v[0].addr, v[0].line, cost, b->nslots);
 	size_t ne = 0;
 	for (size_t i = 1; i < n; i++) {
 		edge x = {v[i].fn, v[i - 1].fn, v[i].addr, v[i].line, v[i - 1].addr, v[i - 1].line};
@@ -306,7 +312,7 @@ static void add_stack(builder *b, const vframe *v, size_t n, const uint64_t *cos
 			continue;
 		cg_call c = {x->addr, x->line, x->to_addr, x->to_line, code_of(b, x->caller), x->callee,
 			     b->nslots, CG_CALL_FILE_GIVEN, count, NULL};
-		cg_add_call(b->p, &c, cost);
+		b->saturated |= !cg_add_call(b->p, &c, cost);
 	}
 }
 
@@ -385,7 +391,7 @@ static void add_part(builder *b)
 		ev[i] = i;
 	for (size_t i = 0; i <= b->nbt; i++)
 		for (uint32_t s = 0; s < b->nslots; s++)
-			sum[s] += b->cost[i * b->nslots + s];
+			b->saturated |= !cg_sat_add(&sum[s], b->cost[i * b->nslots + s]);
 	pt.events = ev;
 	pt.nevents = (uint32_t)p->nevents;
 	pt.summary = pt.totals = pt.sum = sum;
@@ -412,5 +418,10 @@ cg_profile *cg_profile_from_trace(rt_trace *t, const cg_trace_opts *opts)
 	add_stacks(&b);
 	free(b.cost);
 	free(b.count);
+	if (b.saturated && b.o->warn) {
+		rt_diag d = {NULL, 0, 0, "costs add up past 2^64-1 (sizes of a crafted or corrupt trace?): "
+					 "the sums that do are held at 18446744073709551615"};
+		b.o->warn(b.o->ctx, &d);
+	}
 	return b.p;
 }

@@ -753,3 +753,33 @@ int rt_text_read_fd(rt_trace *t, int fd, const char *name,
 	int rc = rt_stream_fd(fd, &st);
 	return parser_finish(&p, stats, rc);
 }
+
+static bool header_key_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '-' || c == '.' || c == ' ';
+}
+
+bool rt_text_sniff(const char *head, size_t n)
+{
+	const char *nl = memchr(head, '\n', n), *e = nl ? nl : head + n;
+	if (nl && e > head && e[-1] == '\r')
+		e--;
+	if (e == head)
+		return nl != NULL; /* an empty header line */
+	for (const char *s = head; s < e;) {
+		while (s < e && *s == ' ')
+			s++;
+		const char *k = s;
+		while (s < e && header_key_char(*s))
+			s++;
+		if (s == e) /* cut by the peek, or spaces after the last comma */
+			return !nl || s == k;
+		bool alpha = (*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z');
+		if (*s != '=' || !alpha)
+			return false;
+		const char *comma = memchr(s, ',', (size_t)(e - s));
+		s = comma ? comma + 1 : e;
+	}
+	return true;
+}

@@ -137,11 +137,46 @@ static bool vgxml_skip_markup(vgxml_cursor *c, const char *lit, const char *end)
 	return after != 0;
 }
 
+/* Skips a document type declaration, its internal subset (in brackets,
+ * with quoted literals that may hold '>' or ']') included. */
+static bool vgxml_skip_doctype(vgxml_cursor *c)
+{
+	int at = vgxml_at(c->p, c->n, c->i, "<!DOCTYPE");
+	if (at <= 0) {
+		c->more |= at < 0;
+		return false;
+	}
+	char quote = 0;
+	unsigned depth = 0;
+	for (size_t i = c->i + 9; i < c->n; i++) {
+		char ch = c->p[i];
+		if (quote)
+			quote = ch == quote ? 0 : quote;
+		else if (ch == '"' || ch == '\'')
+			quote = ch;
+		else if (ch == '[')
+			depth++;
+		else if (ch == ']' && depth)
+			depth--;
+		else if (ch == '>' && !depth) {
+			c->i = i + 1;
+			return true;
+		}
+	}
+	c->more = true;
+	c->i = c->n;
+	return false;
+}
+
+/* Misc* and a doctypedecl of the prolog: spaces, comments, processing
+ * instructions and <!DOCTYPE ...>, any number in any order (a second
+ * DOCTYPE is the parser's to reject). */
 static void vgxml_skip_misc(vgxml_cursor *c)
 {
 	do
 		vgxml_skip_space(c);
-	while (!c->more && vgxml_skip_markup(c, "<!--", "-->"));
+	while (!c->more && (vgxml_skip_markup(c, "<!--", "-->") || vgxml_skip_doctype(c) ||
+			    vgxml_skip_markup(c, "<?", "?>")));
 }
 
 /* Reads `<protocolversion>N` and what follows N. */
