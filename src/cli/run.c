@@ -33,7 +33,8 @@ static const cli_option options[] = {
 	{'m', "modules", " LIST", 'm', "what to trace, a comma separated list of modules\n"
 				       "(default: memory); --list-modules lists them"},
 	{0, "list-modules", NULL, OPT_LIST_MODULES, "describe the modules and their resource types"},
-	{'o', "output-dir", " DIR", 'o', "where traces go (default: current directory)"},
+	{'o', "output-dir", " DIR", 'o', "where traces go (default: current directory);\n"
+				       "created 0700 when missing"},
 	{'b', "backtrace-depth", " N", 'b', "frames per backtrace, 1-256 (default 32)"},
 	{0, "trace-frees", NULL, OPT_FREES, "record backtraces of releases too"},
 	{0, "follow-children", NULL, OPT_FOLLOW, "trace programs started with exec as well"},
@@ -63,7 +64,8 @@ static const cli_option options[] = {
 					       "(protocol 4, memcheck's, frames resolved) to\n"
 					       "FILE; %p is the process id, %q{VAR} the value\n"
 					       "of VAR, %% a %; processes that share a FILE\n"
-					       "append their documents to it, as with valgrind"},
+					       "append their documents to it, as with valgrind;\n"
+					       "a new file (0600) renamed over FILE"},
 	{0, "gen-suppressions", "=MODE", OPT_GEN_SUPP, "with --xml-file: all gives each error the\n"
 						       "suppression that would hide it; no (default)"},
 	CLI_QUIET_HELP_OPTIONS("only the program's own output"),
@@ -84,7 +86,9 @@ static const cli_command command = {
 	"found); if a signal killed the program, rtrace run is killed by the\n"
 	"same signal once its reports are out (as valgrind is; no core dump of\n"
 	"its own), so a shell shows 128+N; 127 if it could not be started; 2\n"
-	"on a bad command line.\n",
+	"on a bad command line or an output directory that cannot be written\n"
+	"(nothing is run); 1 when an XML file could not be written (if the\n"
+	"status would be 0 otherwise).\n",
 	true, /* options end at the program name */
 };
 
@@ -219,6 +223,42 @@ static const char *find_preload(char *buf, size_t len)
 		return buf;
 	cli_die("cannot find librtrace-preload.so (looked next to rtrace and in %s; set " RT_ENV_PRELOAD ")",
 	    RTRACE_LIBDIR);
+}
+
+/* mkdir -p for one path component at a time: the parents as mkdir -p
+ * makes them, the output directory itself 0700 (the traces are private). */
+static int make_dirs(char *path)
+{
+	for (char *s = strchr(path + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		int rc = mkdir(path, 0777);
+		*s = '/';
+		if (rc && errno != EEXIST)
+			return -1;
+	}
+	return mkdir(path, 0700) && errno != EEXIST ? -1 : 0;
+}
+
+/* The -o directory, created if missing and writable, or rtrace run stops
+ * before running the program: a program run untraced would look like a
+ * clean run to whoever reads the exit status. */
+static void prepare_dir(const char *dir)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int err = ENAMETOOLONG;
+	if (snprintf(path, sizeof path, "%s", dir) < (int)sizeof path) {
+		if (make_dirs(path) || stat(path, &st))
+			err = errno;
+		else if (!S_ISDIR(st.st_mode))
+			err = ENOTDIR;
+		else if (access(path, W_OK | X_OK))
+			err = errno;
+		else
+			return;
+	}
+	cli_error("output directory '%s': %s; nothing was run", dir, strerror(err));
+	exit(RT_EXIT_USAGE);
 }
 
 static void set_env(const run_opts *o, const char *preload, const char *manifest)
@@ -386,6 +426,7 @@ int cmd_run(int argc, char **argv)
 			return RT_EXIT_OK;
 	}
 
+	prepare_dir(o.dir);
 	char manifest[] = "/tmp/rtrace-run-XXXXXX";
 	int mfd = mkstemp(manifest);
 	if (mfd < 0)
@@ -427,6 +468,8 @@ int cmd_run(int argc, char **argv)
 		cli_error("cannot run '%s': %s", argv[first], strerror(err));
 	else if (run_report_traces(manifest, pid, &o.report) && o.report.error_exitcode)
 		rc = o.report.error_exitcode;
+	if (o.report.xml_failed) /* findings missing, as with a lost trace */
+		rc = o.report.error_exitcode ? o.report.error_exitcode : rc ? rc : RT_EXIT_DATA;
 	unlink(manifest);
 	run_report_free(&o.report);
 	if (sig)

@@ -177,9 +177,33 @@ static char *xml_path(const char *pattern, int pid)
 	return out;
 }
 
+/* A new XML file at path, written as the traces are: into a file of its
+ * own created next to it (O_EXCL, 0600 whatever the umask), renamed over
+ * path once complete, so that a symlink or another user's file at path is
+ * replaced, never followed or truncated, and a reader never sees half a
+ * document. 0 or -errno. */
+static int xml_replace(rt_trace *t, const char *path, const rt_vgxml_write_opts *xo)
+{
+	size_t len = strlen(path);
+	char *tmp = cli_xrealloc(NULL, len + 8, 1);
+	memcpy(tmp, path, len);
+	memcpy(tmp + len, ".XXXXXX", 8);
+	int fd = mkostemp(tmp, O_CLOEXEC);
+	int rc = fd < 0 ? -errno : rt_vgxml_write_fd(t, fd, xo);
+	if (fd >= 0 && close(fd) && !rc)
+		rc = -errno;
+	if (!rc && rename(tmp, path))
+		rc = -errno;
+	if (rc && fd >= 0)
+		unlink(tmp);
+	free(tmp);
+	return rc;
+}
+
 /* Writes a trace's findings, resolved, as Valgrind XML: a new file the
  * first time the run writes to it, appended to after (the documents of
- * processes sharing a file follow each other, as with valgrind). */
+ * processes sharing a file follow each other, as with valgrind). A file
+ * that could not be written is counted, for the exit status. */
 static void write_xml(rt_trace *t, int pid, run_report_opts *o)
 {
 	cli_resolve_opts res = {0};
@@ -190,12 +214,19 @@ static void write_xml(rt_trace *t, int pid, run_report_opts *o)
 	bool again = false;
 	for (size_t i = 0; i < o->nxml_written && !again; i++)
 		again = !strcmp(o->xml_written[i], path);
-	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (again ? O_APPEND : O_TRUNC), 0644);
-	int rc = fd < 0 ? -errno : rt_vgxml_write_fd(t, fd, &xo);
-	if (fd >= 0 && close(fd) && !rc)
-		rc = -errno;
-	if (rc)
+	int rc;
+	if (again) {
+		int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+		rc = fd < 0 ? -errno : rt_vgxml_write_fd(t, fd, &xo);
+		if (fd >= 0 && close(fd) && !rc)
+			rc = -errno;
+	} else {
+		rc = xml_replace(t, path, &xo);
+	}
+	if (rc) {
 		cli_error("cannot write the XML file '%s': %s", path, strerror(-rc));
+		o->xml_failed++;
+	}
 	if (again || rc) {
 		free(path);
 		return;
@@ -281,6 +312,46 @@ static uint64_t report_entry(int pid, const char *path, pid_t program, run_repor
 	return (pid == program ? e : 0) + lost;
 }
 
+/* Whether the exec announced by entry e ("PID >PROG") took place: no
+ * "PID >" (the exec failed) follows among that process's exec entries. */
+static bool exec_happened(const char *e, const char *end)
+{
+	int pid = atoi(e);
+	for (const char *f = e + strlen(e) + 1; f < end && f + strlen(f) < end; f += strlen(f) + 1) {
+		const char *prog = strchr(f, ' ');
+		if (prog && prog[1] == '>' && atoi(f) == pid)
+			return prog[2] != '\0';
+	}
+	return true;
+}
+
+/* The programs that processes exec'd without --follow-children ("PID
+ * >PROG" entries) went on untraced: a shell shim, env or a wrapper script
+ * in place of the program meant. Said once, naming what the program
+ * itself exec'd first, else the first of another process. */
+static void report_untraced_execs(const char *buf, size_t len, pid_t program, const char *name)
+{
+	const char *first = NULL;
+	int pid = 0;
+	unsigned n = 0;
+	for (const char *e = buf; e < buf + len && e + strlen(e) < buf + len; e += strlen(e) + 1) {
+		const char *prog = strchr(e, ' ');
+		if (!prog || prog[1] != '>' || !prog[2] || !exec_happened(e, buf + len))
+			continue;
+		if (!n++ || (pid != program && atoi(e) == program)) {
+			first = prog + 2;
+			pid = atoi(e);
+		}
+	}
+	if (!n)
+		return;
+	char who[64];
+	if (pid != program)
+		snprintf(who, sizeof who, "process %d", pid);
+	cli_info("%s exec'd %s, which was not traced%s (use --follow-children to trace it)",
+		 pid == program ? name : who, first, n > 1 ? ", nor what other processes exec'd" : "");
+}
+
 uint64_t run_report_traces(const char *manifest, pid_t program, run_report_opts *o)
 {
 	size_t len;
@@ -293,11 +364,12 @@ uint64_t run_report_traces(const char *manifest, pid_t program, run_report_opts 
 		char *path = strchr(e, ' ');
 		if (e + strlen(e) == buf + len)
 			break; /* cut short (a file size limit): no entry */
-		if (!path)
+		if (!path || path[1] == '>')
 			continue;
 		n++;
 		errors += report_entry(atoi(e), path + 1, program, o);
 	}
+	report_untraced_execs(buf, len, program, o->program);
 	free(buf);
 	if (!n) {
 		char why[PATH_MAX + 256];

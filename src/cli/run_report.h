@@ -20,6 +20,7 @@ typedef struct run_report_opts {
 	const char *program;    /* as given to exec, for saying why it was not traced */
 	char **xml_written;     /* files this run has written XML to */
 	size_t nxml_written;
+	unsigned xml_failed;    /* XML files that could not be written */
 } run_report_opts;
 
 /* Prints the traces the run produced (each process announces its file in

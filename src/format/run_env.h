@@ -27,8 +27,11 @@
 
 /* A file the tracer appends one entry to per process, each ended by a NUL
  * byte (a path may hold newlines): "PID PATH" for the trace it created,
- * "PID !PATH" when it could not write the one it tried (empty: none). An
- * entry without its NUL was cut short and is no entry. */
+ * "PID !PATH" when it could not write the one it tried (empty: none).
+ * Without RT_FLAG_FOLLOW, also "PID >PROG" before an exec of PROG (made
+ * absolute along PATH when exec looks it up), which will run untraced,
+ * and "PID >" after that exec failed, taking it back. An entry without
+ * its NUL was cut short and is no entry. */
 #define RT_ENV_MANIFEST "RTRACE_MANIFEST"
 
 /* Frames per backtrace, decimal (tracer default 32, at most 256). */

@@ -537,14 +537,16 @@ static void exec_failed(const int *fds, unsigned n, uint64_t bt)
 		put_alloc(FN(F_EXEC), fds[i], a, 1, bt);
 }
 
-#define EXEC_WRAP(real_fn, name, call)                                         \
+#define EXEC_WRAP(real_fn, name, prog, call)                                   \
 	do {                                                                   \
 		RT_REAL(real_fn, name);                                        \
 		int fds_[EXEC_MAX];                                            \
 		uint64_t bt_ = rt_mod_tracing(&rt_mod_fd) ? rt_mod_bt() : 0;  \
 		unsigned n_ = exec_release(fds_, bt_);                         \
+		rt_writer_exec(prog);                                          \
 		int rc_ = real_fn call;                                        \
 		int err_ = errno;                                              \
+		rt_writer_exec(NULL);                                          \
 		exec_failed(fds_, n_, bt_);                                    \
 		errno = err_;                                                  \
 		return rc_;                                                    \
@@ -555,33 +557,38 @@ static void exec_failed(const int *fds, unsigned n, uint64_t bt)
 RT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	RT_ENV_FOR_EXEC(envp);
-	EXEC_WRAP(real_execve, "execve", (path, argv, envp));
+	EXEC_WRAP(real_execve, "execve", path, (path, argv, envp));
 }
 
 RT_EXPORT int execv(const char *path, char *const argv[])
 {
 	char *const *envp = environ;
 	RT_ENV_FOR_EXEC(envp);
-	EXEC_WRAP(real_execve, "execve", (path, argv, envp));
+	EXEC_WRAP(real_execve, "execve", path, (path, argv, envp));
 }
 
 RT_EXPORT int execvp(const char *file, char *const argv[])
 {
 	char *const *envp = environ;
 	RT_ENV_FOR_EXEC(envp);
-	EXEC_WRAP(real_execvpe, "execvpe", (file, argv, envp));
+	EXEC_WRAP(real_execvpe, "execvpe", file, (file, argv, envp));
 }
 
 RT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	RT_ENV_FOR_EXEC(envp);
-	EXEC_WRAP(real_execvpe, "execvpe", (file, argv, envp));
+	EXEC_WRAP(real_execvpe, "execvpe", file, (file, argv, envp));
 }
 
 RT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	RT_ENV_FOR_EXEC(envp);
-	EXEC_WRAP(real_fexecve, "fexecve", (fd, argv, envp));
+	char self_[32]; /* the kernel's name for the program in fd */
+	snprintf(self_, sizeof self_, "/proc/self/fd/%d", fd);
+	char prog_[4096];
+	ssize_t len_ = readlink(self_, prog_, sizeof prog_ - 1);
+	prog_[len_ > 0 ? len_ : 0] = '\0';
+	EXEC_WRAP(real_fexecve, "fexecve", len_ > 0 ? prog_ : self_, (fd, argv, envp));
 }
 
 /* execl, execlp, execle: the argument list as an array, then the array

@@ -91,6 +91,10 @@ struct _IO_FILE *rt_env_popen(struct _IO_FILE *(*real)(const char *, const char 
 
 /* writer.c */
 int rt_writer_open(void);
+/* Before an exec of file (a name execvp looks up along PATH, or a path)
+ * that children are not followed into: tells `rtrace run` which program
+ * goes on untraced. file NULL after the exec failed: none does. */
+void rt_writer_exec(const char *file);
 void rt_writer_close(void);
 void rt_writer_fork_child(void);
 /* The trace file's descriptor (-1: none); whether fd is it (the program

@@ -22,6 +22,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -474,10 +475,11 @@ static int write_header(int fd)
 }
 
 /* Tells `rtrace run` which files this run produced ("PID PATH"), or that
- * a process could not write the one it tried ("PID !PATH"), without
- * keeping a descriptor open in the traced program. Entries end with a NUL
- * byte: a path may hold any other byte, a newline included. */
-static void announce(bool created)
+ * a process could not write the one it tried ("PID !PATH"), or what it
+ * execs untraced ("PID >PROG"), without keeping a descriptor open in the
+ * traced program. Entries end with a NUL byte: a path may hold any other
+ * byte, a newline included. */
+static void announce(const char *mark, const char *path)
 {
 	if (!rt_opt.manifest[0])
 		return;
@@ -485,7 +487,7 @@ static void announce(bool created)
 	if (fd < 0)
 		return;
 	char line[4200];
-	int n = snprintf(line, sizeof line, "%d %s%s", (int)getpid(), created ? "" : "!", trace_path);
+	int n = snprintf(line, sizeof line, "%d %s%s", (int)getpid(), mark, path);
 	xfsz_hold x;
 	xfsz_hold_on(&x);
 	if (n > 0 && (size_t)n < sizeof line)
@@ -494,12 +496,43 @@ static void announce(bool created)
 	close(fd);
 }
 
+/* The program execvp would run for file: file itself when it names a
+ * path, else the first executable of that name along PATH (as given when
+ * none is). On the stack: the caller may be a vfork child. */
+static void exec_target(const char *file, char *out, size_t len)
+{
+	const char *dirs = getenv("PATH");
+	snprintf(out, len, "%s", file);
+	if (strchr(file, '/') || !dirs)
+		return;
+	for (const char *d = dirs; *d;) {
+		size_t n = strcspn(d, ":");
+		char cand[4096];
+		if (snprintf(cand, sizeof cand, "%.*s%s%s", (int)n, d, n ? "/" : "", file) < (int)sizeof cand &&
+		    !access(cand, X_OK)) {
+			snprintf(out, len, "%s", cand);
+			return;
+		}
+		d += n + (d[n] == ':');
+	}
+}
+
+void rt_writer_exec(const char *file)
+{
+	if (rt_opt.follow)
+		return; /* the new program writes a trace of its own */
+	char prog[4096] = "";
+	if (file)
+		exec_target(file, prog, sizeof prog);
+	announce(">", prog);
+}
+
 /* No trace for this process: said on stderr and to `rtrace run`. */
 static int no_trace(const char *what, int err)
 {
 	char why[1200];
 	snprintf(why, sizeof why, "cannot %s a trace file in '%s'", what, rt_opt.dir);
-	announce(false);
+	announce("!", trace_path);
 	trace_path[0] = '\0';
 	rt_disable(why, err);
 	return -1;
@@ -522,7 +555,7 @@ int rt_writer_open(void)
 	}
 	have_file = 1;
 	writer_pid = getpid();
-	announce(true);
+	announce("", trace_path);
 	return 0;
 }
 
