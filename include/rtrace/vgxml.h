@@ -101,6 +101,24 @@ typedef struct rt_vgxml_write_opts {
  * this is for looking at the document. */
 RTRACE_API rt_trace *rt_vgxml_build(const rt_trace *t, const rt_vgxml_write_opts *opts);
 
+/* How memcheck cuts a stack it prints (rt_vgxml_stack). */
+typedef struct rt_vgxml_stack_opts {
+	uint32_t num_callers; /* --num-callers: at most this many frames, the
+			       * allocator's included; 0: all */
+	bool below_main;      /* --show-below-main=yes: keep the frames below main */
+} rt_vgxml_stack_opts;
+
+/* The stack of a call to fn from backtrace bt of src as memcheck shows
+ * it, the one the documents rt_vgxml_build makes hold: a first frame for
+ * the interposed function fn (address 0, memcheck's name for it, the
+ * tracer's module), then src's frames at addresses inside their call
+ * instructions (return address - 1) with src's details for them, ending
+ * at main unless o says otherwise (o NULL: memcheck's defaults, no limit
+ * on the frames). Built in dst, frames and their details copied; returns
+ * its backtrace id in dst, RT_NONE when nothing is known. */
+RTRACE_API uint32_t rt_vgxml_stack(rt_trace *dst, const rt_trace *src, uint32_t fn, uint32_t bt,
+				   const rt_vgxml_stack_opts *o);
+
 /* Writes t's Valgrind findings as protocol 4 XML in Valgrind 3.19's exact
  * layout: every document t holds, one after the other (documents read in
  * an older protocol are upgraded; a protocol 4 file read and written back

@@ -89,13 +89,13 @@ void fd_track_call(fd_track *f, rt_trace *t, const rt_call *c)
 		set_path(f, c->res_id, 0);
 }
 
-static void report_bad(const rt_trace *t, const fd_bad *b)
+static void report_bad(const rt_trace *t, const rt_vgxml_stack_opts *so, const fd_bad *b)
 {
 	if (b->path != RT_NONE)
 		cli_info("File descriptor %" PRIu64 ": %s is already closed", b->fd, rt_trace_str(t, b->path));
 	else
 		cli_info("File descriptor %" PRIu64 " was never opened", b->fd);
-	leak_print_stack(t, b->fn, b->bt);
+	leak_print_stack(t, so, b->fn, b->bt);
 	cli_info("%s", "");
 }
 
@@ -123,12 +123,12 @@ static bool is_open(const rt_trace *t, const rt_call *c, const char *type)
 	return c->kind == RT_CALL_ALLOC && rt_trace_res_is(t, c->res_type, type);
 }
 
-void fd_report(const rt_trace *t, const fd_track *f, leak_counts *n)
+void fd_report(const rt_trace *t, const fd_track *f, const rt_vgxml_stack_opts *so, leak_counts *n)
 {
 	if (!f->seen)
 		return;
 	for (size_t i = 0; i < f->nbad; i++)
-		report_bad(t, &f->bad[i]);
+		report_bad(t, so, &f->bad[i]);
 	n->errors += f->nbad;
 	n->contexts += f->nbad;
 	const rt_call *c = rt_trace_calls_const(t);
@@ -143,7 +143,7 @@ void fd_report(const rt_trace *t, const fd_track *f, leak_counts *n)
 		if (!is_open(t, &c[i], "fd") || c[i].res_id < 3)
 			continue;
 		open_line(t, f, &c[i]);
-		leak_print_stack(t, c[i].fn, c[i].bt);
+		leak_print_stack(t, so, c[i].fn, c[i].bt);
 		cli_info("%s", "");
 		n->errors++;
 		n->contexts++;
@@ -185,7 +185,7 @@ static void mapping_what(const rt_trace *t, const rt_call *c, char *buf, size_t 
 
 /* One section of rtrace's own report: a count line, then each resource
  * of the type, the most recent first, with the stack that made it. */
-static void section(const rt_trace *t, const char *type, const char *title, const char *what)
+static void section(const rt_trace *t, const rt_vgxml_stack_opts *so, const char *type, const char *title, const char *what)
 {
 	const rt_call *c = rt_trace_calls_const(t);
 	size_t nc = rt_trace_call_count(t), open = 0;
@@ -213,14 +213,14 @@ static void section(const rt_trace *t, const char *type, const char *title, cons
 			stream_what(t, &c[i], b, sizeof b);
 			cli_info("Open %s 0x%" PRIX64 ": %s", what, c[i].res_id, b);
 		}
-		leak_print_stack(t, c[i].fn, c[i].bt);
+		leak_print_stack(t, so, c[i].fn, c[i].bt);
 		cli_info("%s", "");
 	}
 }
 
-void fd_report_streams(const rt_trace *t)
+void fd_report_streams(const rt_trace *t, const rt_vgxml_stack_opts *so)
 {
-	section(t, "fp", "FILE STREAMS", "file stream");
-	section(t, "dir", "DIRECTORY STREAMS", "directory stream");
-	section(t, "mmap", "MEMORY MAPPINGS", NULL);
+	section(t, so, "fp", "FILE STREAMS", "file stream");
+	section(t, so, "dir", "DIRECTORY STREAMS", "directory stream");
+	section(t, so, "mmap", "MEMORY MAPPINGS", NULL);
 }

@@ -1,11 +1,13 @@
 /* rtrace run's report of a trace's heap checking results, in memcheck's
  * words and order: heap errors, loss records (blocks grouped by leak kind
  * and allocation stack, smallest first), LEAK SUMMARY, ERROR SUMMARY.
- * Frames print as an address and the module it is in (or, with details
- * from a resolver, what sp-rtrace's resolver printed for them). */
+ * Stacks are memcheck's, built by the XML writer's rules (rt_vgxml_stack),
+ * printed as memcheck prints frames; the caller resolves the trace first
+ * (once the program has ended). */
 #define _GNU_SOURCE
 #include "leak_report.h"
 #include "cli.h"
+#include "rtrace/vgxml.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -35,48 +37,53 @@ bool leak_parse_kinds(const char *s, unsigned *set)
 }
 
 
-static const char *module_of(const rt_trace *t, uint64_t addr)
+/* One frame's text as memcheck prints it after the address: each entry
+ * of the inline chain is a line of its own at the same address,
+ * innermost first, "fn (file:line)" with the file's base name when a
+ * line is known, else "fn (in /module)", "???" for no function. */
+static void print_frame(const rt_trace *d, const rt_frame *f, bool *first)
 {
-	for (size_t i = rt_trace_mmap_count(t); i-- > 0;) {
-		const rt_mmap *m = rt_trace_mmap_at(t, i);
-		if (addr >= m->from && addr < m->to)
-			return m->module;
+	rt_frame_info fi = {RT_NONE, 0, NULL};
+	rt_trace_frame_info(d, f, &fi);
+	const char *mod = fi.module != RT_NONE ? rt_trace_str(d, fi.module) : NULL;
+	for (uint32_t k = 0; k < (fi.n ? fi.n : 1); k++, *first = false) {
+		const rt_srcloc *l = k < fi.n ? &fi.locs[k] : NULL;
+		const char *fn = l && l->fn != RT_NONE ? rt_trace_str(d, l->fn) : "???";
+		const char *file = l && l->file != RT_NONE && l->line ? rt_trace_str(d, l->file) : NULL;
+		const char *how = *first ? "at" : "by";
+		if (!f->addr && *first) /* the interposed function: its address is the tracer's */
+			cli_info("   at %s", fn);
+		else if (file)
+			cli_info("   %s 0x%" PRIX64 ": %s (%s:%" PRIu32 ")", how, f->addr, fn,
+				 strrchr(file, '/') ? strrchr(file, '/') + 1 : file, l->line);
+		else
+			cli_info("   %s 0x%" PRIX64 ": %s%s%s%s", how, f->addr, fn, mod ? " (in " : "",
+				 mod ? mod : "", mod ? ")" : "");
 	}
-	return NULL;
 }
 
-/* "   at FN" (the interposed function), then "   by 0xADDR: ..." for each
- * frame of the stack. */
-void leak_print_stack(const rt_trace *t, uint32_t fn, uint32_t bt)
+/* The stack of a call to fn from backtrace bt as memcheck prints it,
+ * built by the XML writer's rules (rt_vgxml_stack) in a trace of its own
+ * so that the report and the XML show the same frames. */
+void leak_print_stack(const rt_trace *t, const rt_vgxml_stack_opts *so, uint32_t fn, uint32_t bt)
 {
+	rt_trace *d = rt_trace_new();
+	uint32_t id = rt_vgxml_stack(d, t, fn, bt, so);
+	uint32_t n = id == RT_NONE ? 0 : rt_trace_bt_len(d, id);
 	bool first = true;
-	if (fn != RT_NONE && *rt_trace_str(t, fn)) {
-		cli_info("   at %s", rt_trace_str(t, fn));
-		first = false;
-	}
-	uint32_t n = bt == RT_NONE ? 0 : rt_trace_bt_len(t, bt);
-	const rt_frame *f = n ? rt_trace_bt_frames(t, bt) : NULL;
-	for (uint32_t i = 0; i < n; i++, first = false) {
-		const char *how = first ? "at" : "by";
-		const char *mod = module_of(t, f[i].addr);
-		rt_frame_info fi;
-		char text[1024];
-		if (rt_trace_frame_info(t, &f[i], &fi) && rt_text_frame_format(t, &fi, text, sizeof text))
-			cli_info("   %s 0x%" PRIX64 ": %s", how, f[i].addr, text);
-		else
-			cli_info("   %s 0x%" PRIX64 ": ???%s%s%s", how, f[i].addr, mod ? " (in " : "",
-			     mod ? mod : "", mod ? ")" : "");
-	}
+	for (uint32_t i = 0; i < n; i++)
+		print_frame(d, &rt_trace_bt_frames(d, id)[i], &first);
 	if (!n)
 		cli_info("   (no stack recorded)");
+	rt_trace_free(d);
 }
 
-static void print_error(const rt_trace *t, const rt_heap_error *e)
+static void print_error(const rt_trace *t, const rt_vgxml_stack_opts *so, const rt_heap_error *e)
 {
 	char size[32];
 	cli_info("%s", e->kind == RT_ERR_INVALID_FREE ? "Invalid free() / delete / delete[] / realloc()"
 						   : "Mismatched free() / delete / delete []");
-	leak_print_stack(t, e->fn, e->bt);
+	leak_print_stack(t, so, e->fn, e->bt);
 	if (e->block == RT_BLOCK_UNKNOWN) {
 		cli_info(" Address 0x%" PRIx64 " is not stack'd, malloc'd or (recently) free'd", e->addr);
 		return;
@@ -85,18 +92,18 @@ static void print_error(const rt_trace *t, const rt_heap_error *e)
 	     e->addr - e->block_addr, cli_grouped(e->block_size, size),
 	     e->block == RT_BLOCK_LIVE ? "alloc'd" : "free'd");
 	if (e->block == RT_BLOCK_FREED) {
-		leak_print_stack(t, e->free_fn, e->free_bt);
+		leak_print_stack(t, so, e->free_fn, e->free_bt);
 		cli_info(" Block was alloc'd at");
 	}
-	leak_print_stack(t, e->alloc_fn, e->alloc_bt);
+	leak_print_stack(t, so, e->alloc_fn, e->alloc_bt);
 }
 
-void leak_report_errors(const rt_trace *t, leak_counts *n)
+void leak_report_errors(const rt_trace *t, const leak_opts *o, leak_counts *n)
 {
 	size_t ne = rt_trace_heap_error_count(t);
 	for (size_t i = 0; i < ne; i++) {
 		const rt_heap_error *e = rt_trace_heap_error_at(t, i);
-		print_error(t, e);
+		print_error(t, &o->stack, e);
 		cli_info("%s", "");
 		n->errors++;
 		/* a context: an error kind at a place (memcheck's counting) */
@@ -109,7 +116,7 @@ void leak_report_errors(const rt_trace *t, leak_counts *n)
 	}
 }
 
-static void print_loss(const rt_trace *t, const rt_loss_record *l, size_t i, size_t n)
+static void print_loss(const rt_trace *t, const rt_vgxml_stack_opts *so, const rt_loss_record *l, size_t i, size_t n)
 {
 	char a[32], b[32], c[32], d[32];
 	if (l->kind == RT_LEAK_DEFINITE && l->indirect)
@@ -119,7 +126,7 @@ static void print_loss(const rt_trace *t, const rt_loss_record *l, size_t i, siz
 	else
 		cli_info("%s bytes in %s blocks are %s in loss record %s of %zu", cli_grouped(l->bytes, a),
 		     cli_grouped(l->blocks, c), rt_leak_kind_name(l->kind), cli_grouped(i + 1, b), n);
-	leak_print_stack(t, l->fn, l->bt);
+	leak_print_stack(t, so, l->fn, l->bt);
 	cli_info("%s", "");
 }
 
@@ -150,7 +157,7 @@ void leak_report_leaks(const rt_trace *t, const leak_opts *o, leak_counts *n)
 	rt_loss_record *r = rt_trace_loss_records(t, &nr);
 	for (size_t i = 0; i < nr; i++) {
 		if (o->show & (1u << r[i].kind))
-			print_loss(t, &r[i], i, nr);
+			print_loss(t, &o->stack, &r[i], i, nr);
 		if (s->mode == RT_LEAK_CHECK_FULL && (o->errors_for & (1u << r[i].kind))) {
 			n->errors++;
 			n->contexts++;

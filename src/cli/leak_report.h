@@ -4,6 +4,7 @@
 #define RT_LEAK_REPORT_H
 
 #include "rtrace/heapcheck.h"
+#include "rtrace/vgxml.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -15,6 +16,7 @@
 typedef struct leak_opts {
 	unsigned show;       /* kinds whose loss records are printed */
 	unsigned errors_for; /* kinds whose loss records count as errors */
+	rt_vgxml_stack_opts stack; /* --num-callers, --show-below-main */
 } leak_opts;
 
 /* "definite,possible", "all", "none": false when s names no such set. */
@@ -27,11 +29,12 @@ typedef struct leak_counts {
 /* Prints the trace's heap errors, then (with the HEAP SUMMARY printed
  * before by the caller) the loss records and the LEAK SUMMARY; returns
  * the errors for the ERROR SUMMARY. */
-void leak_report_errors(const rt_trace *t, leak_counts *n);
+void leak_report_errors(const rt_trace *t, const leak_opts *o, leak_counts *n);
 void leak_report_leaks(const rt_trace *t, const leak_opts *o, leak_counts *n);
 void leak_report_end(const leak_counts *n);
-/* "   at FN" then "   by 0xADDR: ..." for each frame. */
-void leak_print_stack(const rt_trace *t, uint32_t fn, uint32_t bt);
+/* "   at FN" then "   by 0xADDR: fn (file:line)" for each frame, as
+ * memcheck prints a stack (t resolved before). */
+void leak_print_stack(const rt_trace *t, const rt_vgxml_stack_opts *so, uint32_t fn, uint32_t bt);
 
 /* The fd module's findings, as valgrind --track-fds=yes reports them:
  * bad closes as they happened, then the descriptors open at exit. */
@@ -42,9 +45,9 @@ void fd_track_free(fd_track *f);
 void fd_track_call(fd_track *f, rt_trace *t, const rt_call *c);
 /* Prints the report; t holds the calls live at the end. Adds its errors
  * (bad closes, descriptors left open) to n. */
-void fd_report(const rt_trace *t, const fd_track *f, leak_counts *n);
+void fd_report(const rt_trace *t, const fd_track *f, const rt_vgxml_stack_opts *so, leak_counts *n);
 /* The streams, directory streams and memory mappings open at exit (the
  * file and mmap modules), in rtrace's words; no errors. */
-void fd_report_streams(const rt_trace *t);
+void fd_report_streams(const rt_trace *t, const rt_vgxml_stack_opts *so);
 
 #endif

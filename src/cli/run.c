@@ -27,7 +27,7 @@
 
 enum { OPT_FREES = 256, OPT_FOLLOW, OPT_PAUSED, OPT_TOGGLE, OPT_NO_TS, OPT_UNWINDER,
        OPT_LEAK_CHECK, OPT_SHOW_KINDS, OPT_ERROR_KINDS, OPT_ERROR_EXITCODE, OPT_XML_FILE,
-       OPT_GEN_SUPP, OPT_LIST_MODULES };
+       OPT_GEN_SUPP, OPT_LIST_MODULES, OPT_NUM_CALLERS, OPT_BELOW_MAIN };
 
 static const cli_option options[] = {
 	{'m', "modules", " LIST", 'm', "what to trace, a comma separated list of modules\n"
@@ -54,6 +54,9 @@ static const cli_option options[] = {
 	{0, "show-leak-kinds", "=SET", OPT_SHOW_KINDS, "loss records printed (default definite,possible;\n"
 						       "SET: definite,indirect,possible,reachable, all\n"
 						       "or none)"},
+	{0, "num-callers", "=N", OPT_NUM_CALLERS, "frames of each stack in the report, 1-500,\n"
+						  "the allocator's included (default 12)"},
+	{0, "show-below-main", "=yes|no", OPT_BELOW_MAIN, "show the frames below main (default no)"},
 	{0, "errors-for-leak-kinds", "=SET", OPT_ERROR_KINDS, "loss records that count as errors\n"
 							      "(default definite,possible)"},
 	{0, "error-exitcode", "=N", OPT_ERROR_EXITCODE, "exit with N when errors were found (heap errors,\n"
@@ -130,6 +133,16 @@ static void parse_leak_option(int c, const char *arg, run_opts *o)
 			cli_die_usage("run", "--xml-file needs a file name");
 		o->report.xml_file = arg;
 		break;
+	case OPT_NUM_CALLERS:
+		if (!cli_parse_u64(arg, 10, &v) || v == 0 || v > 500)
+			cli_die_usage("run", "invalid --num-callers '%s': expected 1 to 500", arg);
+		o->report.leaks.stack.num_callers = (uint32_t)v;
+		break;
+	case OPT_BELOW_MAIN:
+		if (strcmp(arg, "yes") && strcmp(arg, "no"))
+			cli_die_usage("run", "invalid --show-below-main '%s': expected yes or no", arg);
+		o->report.leaks.stack.below_main = !strcmp(arg, "yes");
+		break;
 	case OPT_GEN_SUPP:
 		if (strcmp(arg, "all") && strcmp(arg, "no"))
 			cli_die_usage("run", "invalid --gen-suppressions '%s': expected all or no", arg);
@@ -187,6 +200,8 @@ static int parse_options(int argc, char **argv, run_opts *o)
 		case OPT_ERROR_KINDS:
 		case OPT_ERROR_EXITCODE:
 		case OPT_XML_FILE:
+		case OPT_NUM_CALLERS:
+		case OPT_BELOW_MAIN:
 		case OPT_GEN_SUPP: parse_leak_option(c, optarg, o); break;
 		}
 	}
@@ -194,6 +209,8 @@ static int parse_options(int argc, char **argv, run_opts *o)
 		cli_die_usage("run", "no program to run");
 	if (o->report.gen_suppressions && !o->report.xml_file)
 		cli_die_usage("run", "--gen-suppressions=all applies to --xml-file; add it");
+	if (!o->depth && o->report.leaks.stack.num_callers > 32) /* the tracer's default depth */
+		o->depth = o->report.leaks.stack.num_callers > 256 ? 256 : o->report.leaks.stack.num_callers;
 	if (o->start_paused && !o->toggle_signal)
 		o->toggle_signal = SIGUSR1;
 	return optind;
@@ -409,7 +426,7 @@ static void die_by(int sig)
 int cmd_run(int argc, char **argv)
 {
 	run_opts o = {.dir = ".", .leak_check = "full",
-		      .report = {.leaks = {LEAK_KINDS_DEFAULT, LEAK_KINDS_DEFAULT}}};
+		      .report = {.leaks = {LEAK_KINDS_DEFAULT, LEAK_KINDS_DEFAULT, {12, false}}}};
 	int first = parse_options(argc, argv, &o);
 	char preload_buf[PATH_MAX];
 	const char *preload = find_preload(preload_buf, sizeof preload_buf);

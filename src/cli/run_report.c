@@ -83,13 +83,13 @@ static void count_call(void *ctx, rt_trace *t, const rt_call *c)
 
 /* A trace with the run's totals (allocations, releases, bytes), the
  * calls still live at its end, and its heap checking results. */
-static rt_trace *load_trace(int fd, const char *path, heap_totals *h, rt_read_stats *st,
-			    rt_diag *err, int *rc)
+static rt_trace *load_trace(int fd, const char *path, heap_totals *h, uint32_t depth,
+			    rt_read_stats *st, rt_diag *err, int *rc)
 {
 	rt_trace *t = rt_trace_new();
 	h->leaks = rt_leaks_new();
 	h->fds = fd_track_new();
-	rt_read_opts ro = {12, count_call, on_warn, h}; /* memcheck's 12 callers */
+	rt_read_opts ro = {depth, count_call, on_warn, h}; /* memcheck's --num-callers */
 	*rc = rt_bin_read_fd(t, fd, path, &ro, st, err);
 	close(fd);
 	rt_leaks_finish(h->leaks, t);
@@ -127,15 +127,15 @@ static uint64_t heap_summary(const rt_trace *t, const heap_totals *h, int pid, c
 {
 	uint64_t live, live_bytes;
 	leak_counts n = {0, 0};
-	fd_report(t, h->fds, &n);
-	fd_report_streams(t);
+	fd_report(t, h->fds, &o->leaks.stack, &n);
+	fd_report_streams(t, &o->leaks.stack);
 	if (!h->memory && rt_trace_resource_count(t) && !rt_trace_find_resource(t, "memory", 6)) {
 		leak_report_end(&n);
 		return n.errors;
 	}
 	heap_in_use(t, &live, &live_bytes);
 	char a[32], b[32], c[32];
-	leak_report_errors(t, &n);
+	leak_report_errors(t, &o->leaks, &n);
 	cli_info("HEAP SUMMARY (pid %d):", pid);
 	cli_info("    in use at exit: %s bytes in %s blocks", cli_grouped(live_bytes, a), cli_grouped(live, b));
 	cli_info("  total heap usage: %s allocs, %s frees, %s bytes allocated", cli_grouped(h->allocs, a),
@@ -206,8 +206,6 @@ static int xml_replace(rt_trace *t, const char *path, const rt_vgxml_write_opts 
  * that could not be written is counted, for the exit status. */
 static void write_xml(rt_trace *t, int pid, run_report_opts *o)
 {
-	cli_resolve_opts res = {0};
-	cli_resolve(t, &res);
 	rt_vgxml_write_opts xo = {o->gen_suppressions,
 				  o->leaks.show ? o->leaks.show : RT_VGXML_SHOW_NONE};
 	char *path = xml_path(o->xml_file, pid);
@@ -244,8 +242,11 @@ static uint64_t report_trace(int fd, const char *path, int pid, run_report_opts 
 	rt_read_stats st;
 	rt_diag err;
 	int rc = 0;
-	rt_trace *t = load_trace(fd, path, &h, &st, &err, &rc);
+	rt_trace *t = load_trace(fd, path, &h, o->leaks.stack.num_callers, &st, &err, &rc);
 	uint64_t errors = 0;
+	cli_resolve_opts res = {0};
+	if (!cli_quiet || o->xml_file) /* the program has ended: its modules are still there */
+		cli_resolve(t, &res);
 	if (st.incomplete[0]) /* before the summary it makes partial */
 		cli_warning("%s: %s", path, st.incomplete);
 	if (!cli_quiet || o->error_exitcode)

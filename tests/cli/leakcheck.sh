@@ -25,23 +25,14 @@ records() {
     /^$/ { want = 0 }' | sort
 }
 
-# Heap errors as "kind function file:line" of the releasing frame.
-errors_vg() {
-  sed -E 's/^==[0-9]+== //' | awk '
+# Heap errors as "kind function file:line" of the releasing frame, from
+# memcheck's report or rtrace run's (resolved as memcheck's is).
+errors_of() {
+  sed -E 's/^(==[0-9]+== |rtrace: )//' | awk '
     /^Invalid free\(\)/ { k = "InvalidFree"; next }
     /^Mismatched free\(\)/ { k = "MismatchedFree"; next }
     k && /^   by / { sub(/^   by 0x[0-9A-F]+: /, ""); sub(/ \(/, " "); sub(/\)$/, "");
                      n = split($NF, f, "/"); $NF = f[n]; print k, $0; k = "" }'
-}
-errors_rt() { # PROGRAM: resolves the addresses with addr2line
-  sed -E 's/^rtrace: //' | awk '
-    /^Invalid free\(\)/ { k = "InvalidFree"; next }
-    /^Mismatched free\(\)/ { k = "MismatchedFree"; next }
-    k && /^   by / { print k, $2; k = "" }' | sed 's/:$//' |
-  while read -r k a; do
-    loc=$(addr2line -C -f -e "$1" "$(printf '0x%x' $((a - 1)))" | paste -sd' ')
-    fn=${loc% *}; file=${loc##* }; echo "$k $fn ${file##*/}"
-  done | sed -E 's/ \(discriminator [0-9]+\)//'
 }
 
 compare_leaks() { # NAME PROGRAM ARGS...
@@ -65,8 +56,8 @@ compare_errors() { # NAME PROGRAM ARGS...
   shift 2
   valgrind "$prog" "$@" 2> vg.err > /dev/null
   "$RTRACE" run -o "$TMP" -- "$prog" "$@" 2> rt.err > /dev/null
-  errors_vg < vg.err > vg.errs
-  errors_rt "$prog" < rt.err > rt.errs
+  errors_of < vg.err > vg.errs
+  errors_of < rt.err > rt.errs
   if [ -s vg.errs ] && cmp -s vg.errs rt.errs; then ok; else
     bad "$name: heap errors differ from memcheck's"; diff vg.errs rt.errs >&2; fi
 }
@@ -74,6 +65,49 @@ compare_errors() { # NAME PROGRAM ARGS...
 for what in direct list cycle interior globals thread tls realloc all; do
   compare_leaks "leakcheck $what" "$P/tp_leakcheck" $what
 done
+
+# The loss records' stacks read as memcheck's (issue 16): resolved after
+# the program ended, "fn (file:line)", nothing below main, addresses
+# inside the call instruction. Each record's header and its frames in the
+# program, "header|address|frame", for the records the program allocated
+# itself (libc's dtv is larger under rtrace, whose tracer has TLS of its
+# own). Differences left out, and why: the
+# record's number (libc's own blocks, such as the thread's dtv, differ in
+# size, which moves the program's records in the order); the allocator's
+# "at" line (memcheck's is in its own preload, rtrace does not record the
+# address of its interposer); and the addresses themselves, since the
+# program is loaded at a random base under rtrace and at 0x108000 under
+# valgrind: they must differ by one page-aligned constant.
+own_frames() { # SOURCE-FILE
+  sed -E 's/^(==[0-9]+== |rtrace: )//' | awk -v src="$1" '
+    / in loss record / { h = $0; sub(/ in loss record .*/, "", h); first = 1; next }
+    h && first && /^   by 0x/ && !index($0, " (" src ":") { h = "" } # allocated by libc
+    h && /^   by 0x/ { first = 0 }
+    h && /^   by 0x/ && index($0, " (" src ":") { a = $2; sub(/:$/, "", a); t = $0; sub(/: /, "|", t)
+                                                  sub(/^   by 0x[0-9A-F]+\|/, "", t); print h "|" a "|" t }
+    /^$/ { h = "" }' | sort -t'|' -k1,1 -k3 -s
+}
+own_frames tp_leakcheck.c < vg.err > vg.own
+own_frames tp_leakcheck.c < rt.err > rt.own
+cut -d'|' -f1,3 vg.own > vg.text
+cut -d'|' -f1,3 rt.own > rt.text
+if [ "$(wc -l < vg.text)" -ge 14 ] && cmp -s vg.text rt.text; then ok; else
+  bad "loss records' program frames differ from memcheck's"; diff vg.text rt.text >&2; fi
+paste -d'|' vg.own rt.own | awk -F'|' '{ print $2, $5 }' | while read -r v r; do
+  echo $((r - v)); done | sort -u > base.diff
+[ "$(wc -l < base.diff)" = 1 ] && [ $(($(cat base.diff) % 4096)) = 0 ] && ok ||
+  bad "program frames' addresses are not memcheck's at another load base: $(cat base.diff)"
+"$RTRACE" run -o "$TMP" --num-callers=2 -- "$P/tp_leakcheck" list 2>&1 > /dev/null | grep -A3 "loss record 2 of" > rt.nc
+valgrind --leak-check=full --num-callers=2 "$P/tp_leakcheck" list 2>&1 > /dev/null | grep -A3 "loss record 2 of" > vg.nc
+grep -c "^rtrace:    by " rt.nc | grep -qx 1 && [ "$(grep -c '^==[0-9]*==    by ' vg.nc)" = 1 ] && ok ||
+  bad "--num-callers=2: $(cat rt.nc vg.nc)"
+"$RTRACE" run -o "$TMP" --show-below-main=yes -- "$P/tp_leakcheck" direct 2>&1 > /dev/null |
+  grep -A5 "loss record 1 of" > rt.bm
+grep -q "^rtrace:    by 0x[0-9A-F]*: main (tp_leakcheck.c:" rt.bm && [ "$(grep -c '^rtrace:    by ' rt.bm)" -ge 3 ] && ok ||
+  bad "--show-below-main=yes: $(cat rt.bm)"
+"$RTRACE" run -o "$TMP" --num-callers=0 -- true 2> /dev/null
+[ $? = 2 ] && ok || bad "--num-callers=0: status 2"
+
 compare_leaks "heuristics" "$P/tp_heaperr" heuristics
 grep -q "stdstring          : 58 bytes in 1 blocks" rt.err && grep -q "newarray           : 20 bytes in 1 blocks" rt.err &&
   grep -q "length64           : 48 bytes in 1 blocks" rt.err && grep -q "multipleinheritance: 32 bytes in 1 blocks" rt.err &&

@@ -152,21 +152,33 @@ static bool is_main(const rt_trace *t, const rt_frame *f)
 }
 
 /* The stack of a call to fn from backtrace bt (of src), ending at main as
- * memcheck's do (--show-below-main=no). RT_NONE when nothing is known. */
-static uint32_t doc_stack(bld *b, uint32_t fn, uint32_t bt)
+ * memcheck's do unless o says --show-below-main=yes, at most o's
+ * --num-callers frames (the allocator's counts, as in memcheck). RT_NONE
+ * when nothing is known. */
+static uint32_t stack_with(bld *b, uint32_t fn, uint32_t bt, const rt_vgxml_stack_opts *o)
 {
 	uint32_t n = bt == RT_NONE ? 0 : rt_trace_bt_len(b->src, bt), k = 0;
+	uint32_t max = o && o->num_callers ? o->num_callers : UINT32_MAX;
 	rt_frame *v = rt_xmalloc((n + 1) * sizeof *v);
 	if (fn != RT_NONE && *rt_trace_str(b->src, fn))
 		v[k++] = allocator_frame(b, fn);
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; i < n && k < max; i++) {
 		v[k] = doc_frame(b, &rt_trace_bt_frames(b->src, bt)[i]);
-		if (is_main(b->t, &v[k++]))
+		if (is_main(b->t, &v[k++]) && !(o && o->below_main))
 			break;
 	}
 	uint32_t id = k ? rt_trace_intern_bt(b->t, v, k) : RT_NONE;
 	free(v);
 	return id;
+}
+
+static uint32_t doc_stack(bld *b, uint32_t fn, uint32_t bt) { return stack_with(b, fn, bt, NULL); }
+
+uint32_t rt_vgxml_stack(rt_trace *dst, const rt_trace *src, uint32_t fn, uint32_t bt,
+			const rt_vgxml_stack_opts *o)
+{
+	bld b = {src, dst, NULL, RT_NONE, 0, false};
+	return stack_with(&b, fn, bt, o);
 }
 
 /* A <stack>: at least one frame, as the protocol wants; an unknown place
