@@ -87,6 +87,11 @@ typedef struct rt_vgxml_write_opts {
 	 * written; 0 means memcheck's default, definite and possible, and
 	 * RT_VGXML_SHOW_NONE (a bit no kind uses) none. */
 	unsigned show_leak_kinds;
+	/* The protocol of that document: 0 writes 5 only when it holds a
+	 * descriptor error (FdBadClose, FdNotClosed: protocol 5's kinds), 4
+	 * otherwise; 4 leaves the descriptor errors out (the readers that
+	 * know protocol 4 only refuse them), 5 writes them all in 5. */
+	unsigned protocol;
 } rt_vgxml_write_opts;
 
 #define RT_VGXML_SHOW_NONE 0x01u
@@ -119,7 +124,13 @@ typedef struct rt_vgxml_stack_opts {
 RTRACE_API uint32_t rt_vgxml_stack(rt_trace *dst, const rt_trace *src, uint32_t fn, uint32_t bt,
 				   const rt_vgxml_stack_opts *o);
 
-/* Writes t's Valgrind findings as protocol 4 XML in Valgrind 3.19's exact
+/* The descriptor errors the memcheck document of t's findings holds
+ * in protocol 5 (bad closes, descriptors 3 and up left open): what
+ * protocol 4 leaves out. */
+RTRACE_API size_t rt_vgxml_fd_error_count(const rt_trace *t);
+
+/* Writes t's Valgrind findings as protocol 4 XML (5 for descriptor
+ * errors, see rt_vgxml_write_opts.protocol) in Valgrind 3.19's exact
  * layout: every document t holds, one after the other (documents read in
  * an older protocol are upgraded; a protocol 4 file read and written back
  * is the same bytes); a trace that holds none (rtrace's own findings)

@@ -132,6 +132,11 @@ bool cli_resolve_opts_given(const cli_resolve_opts *o);
 void cli_resolve(rt_trace *t, const cli_resolve_opts *o);
 void cli_resolve_opts_free(cli_resolve_opts *o);
 
+/* xml_protocol.c: --xml-protocol's value (4 or 5; else a usage error of
+ * cmd), and the warning that forcing 4 leaves t's descriptor errors out. */
+unsigned cli_parse_xml_protocol(const char *cmd, const char *arg);
+void cli_xml_protocol_note(const rt_trace *t, unsigned protocol);
+
 int cmd_annotate(int argc, char **argv);
 int cmd_postproc(int argc, char **argv);
 int cmd_resolve(int argc, char **argv);

@@ -15,11 +15,11 @@
 #include <unistd.h>
 
 enum { OPT_NO_RESOLVE = 256, OPT_GEN_SUPP, OPT_SHOW_KINDS, OPT_DUMP_INSTR, OPT_COMPRESS_STRINGS,
-       OPT_COMPRESS_POS };
+       OPT_COMPRESS_POS, OPT_XML_PROTOCOL };
 
 static const cli_option options[] = {
 	{'t', "to", " FORMAT", 't', "text: the rtrace text protocol; xml: Valgrind XML\n"
-				    "(protocol 4; memcheck's for rtrace's findings);\n"
+				    "(memcheck's for rtrace's findings);\n"
 				    "callgrind: an allocation profile in the Callgrind\n"
 				    "format (KCachegrind, callgrind_annotate)\n"
 				    "(default: xml when OUTPUT ends in .xml, callgrind\n"
@@ -39,6 +39,9 @@ static const cli_option options[] = {
 	{0, "compress-pos", "=no", OPT_COMPRESS_POS, "callgrind: absolute line numbers and addresses"},
 	{0, "gen-suppressions", "=MODE", OPT_GEN_SUPP, "xml: all gives each error the suppression\n"
 						       "that would hide it, as memcheck does; no (default)"},
+	{0, "xml-protocol", "=4|5", OPT_XML_PROTOCOL, "xml: protocol of rtrace's findings (default 4, 5\n"
+						      "when there are descriptor errors); 4 leaves\n"
+						      "those out, 5 writes 5 even without them"},
 	{0, "show-leak-kinds", "=SET", OPT_SHOW_KINDS, "xml: loss records written (default definite,possible;\n"
 						       "SET: definite,indirect,possible,reachable, all, none)"},
 	CLI_QUIET_HELP_OPTIONS("no warnings"),
@@ -115,6 +118,7 @@ static void parse_value(int c, const char *arg, convert_opts *o)
 			cli_die_usage("convert", "invalid --gen-suppressions '%s': expected all or no", arg);
 		o->xml.gen_suppressions = !strcmp(arg, "all");
 		break;
+	case OPT_XML_PROTOCOL: o->xml.protocol = cli_parse_xml_protocol("convert", arg); break;
 	case OPT_SHOW_KINDS:
 		if (!leak_parse_kinds(arg, &o->xml.show_leak_kinds))
 			cli_die_usage("convert", "invalid leak kinds '%s': expected a list of definite, indirect, "
@@ -135,6 +139,7 @@ static void parse_options(int argc, char **argv, convert_opts *o)
 		case 't':
 		case OPT_GEN_SUPP:
 		case OPT_SHOW_KINDS:
+		case OPT_XML_PROTOCOL:
 		case OPT_DUMP_INSTR:
 		case OPT_COMPRESS_STRINGS:
 		case OPT_COMPRESS_POS: parse_value(c, optarg, o); break;
@@ -197,6 +202,8 @@ static int write_output(rt_trace *t, const cg_profile *prof, const convert_opts 
 	if (o->to == TO_CALLGRIND) {
 		rc = cg_write_fd(prof, fd, &o->cg);
 	} else if (o->to == TO_XML) {
+		if (!rt_vgxml_doc_count(t)) /* documents read are written as read */
+			cli_xml_protocol_note(t, o->xml.protocol);
 		rc = rt_vgxml_write_fd(t, fd, &o->xml);
 	} else {
 		rt_write_opts w = {0};

@@ -89,6 +89,11 @@ void fd_track_call(fd_track *f, rt_trace *t, const rt_call *c)
 		set_path(f, c->res_id, 0);
 }
 
+const char *fd_track_path(const fd_track *f, const rt_trace *t, uint64_t fd)
+{
+	return fd < f->cap && f->path[fd] ? rt_trace_str(t, f->path[fd] - 1) : NULL;
+}
+
 static void report_bad(const rt_trace *t, const rt_vgxml_stack_opts *so, const fd_bad *b)
 {
 	if (b->path != RT_NONE)

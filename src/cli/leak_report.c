@@ -151,21 +151,22 @@ static void print_summary(const rt_leak_summary *s)
 void leak_report_leaks(const rt_trace *t, const leak_opts *o, leak_counts *n)
 {
 	const rt_leak_summary *s = rt_trace_leak_summary(t);
-	if (!s)
+	unsigned mode = s && o->mode < s->mode ? o->mode : s ? s->mode : 0; /* the lesser */
+	if (!mode)
 		return;
 	size_t nr = 0;
 	rt_loss_record *r = rt_trace_loss_records(t, &nr);
-	for (size_t i = 0; i < nr; i++) {
+	for (size_t i = 0; i < nr && mode == RT_LEAK_CHECK_FULL; i++) {
 		if (o->show & (1u << r[i].kind))
 			print_loss(t, &o->stack, &r[i], i, nr);
-		if (s->mode == RT_LEAK_CHECK_FULL && (o->errors_for & (1u << r[i].kind))) {
+		if (o->errors_for & (1u << r[i].kind)) {
 			n->errors++;
 			n->contexts++;
 		}
 	}
 	free(r);
 	print_summary(s);
-	if (s->mode == RT_LEAK_CHECK_SUMMARY)
+	if (mode == RT_LEAK_CHECK_SUMMARY)
 		cli_info("Rerun with --leak-check=full to see details of leaked memory");
 	else if (!(o->show & (1u << RT_LEAK_REACHABLE)) && s->blocks[RT_LEAK_REACHABLE])
 		cli_info("Reachable blocks (those to which a pointer was found) are not shown.");

@@ -17,6 +17,10 @@ typedef struct leak_opts {
 	unsigned show;       /* kinds whose loss records are printed */
 	unsigned errors_for; /* kinds whose loss records count as errors */
 	rt_vgxml_stack_opts stack; /* --num-callers, --show-below-main */
+	/* The leak check asked for (enum rt_leak_mode, 0: none): the trace's
+	 * may be fuller (with --xml-file it runs in full, as memcheck's
+	 * does), the report is the one asked for. */
+	unsigned mode;
 } leak_opts;
 
 /* "definite,possible", "all", "none": false when s names no such set. */
@@ -43,6 +47,9 @@ fd_track *fd_track_new(void);
 void fd_track_free(fd_track *f);
 /* Each call of the trace, in order (before the leak filter). */
 void fd_track_call(fd_track *f, rt_trace *t, const rt_call *c);
+/* The path descriptor fd last had (a duplicate's is its original's), or
+ * NULL. */
+const char *fd_track_path(const fd_track *f, const rt_trace *t, uint64_t fd);
 /* Prints the report; t holds the calls live at the end. Adds its errors
  * (bad closes, descriptors left open) to n. */
 void fd_report(const rt_trace *t, const fd_track *f, const rt_vgxml_stack_opts *so, leak_counts *n);

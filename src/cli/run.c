@@ -27,7 +27,7 @@
 
 enum { OPT_FREES = 256, OPT_FOLLOW, OPT_PAUSED, OPT_TOGGLE, OPT_NO_TS, OPT_UNWINDER,
        OPT_LEAK_CHECK, OPT_SHOW_KINDS, OPT_ERROR_KINDS, OPT_ERROR_EXITCODE, OPT_XML_FILE,
-       OPT_GEN_SUPP, OPT_LIST_MODULES, OPT_NUM_CALLERS, OPT_BELOW_MAIN };
+       OPT_GEN_SUPP, OPT_LIST_MODULES, OPT_NUM_CALLERS, OPT_BELOW_MAIN, OPT_XML_PROTOCOL };
 
 static const cli_option options[] = {
 	{'m', "modules", " LIST", 'm', "what to trace, a comma separated list of modules\n"
@@ -64,11 +64,14 @@ static const cli_option options[] = {
 							"trace incomplete or lost); a program killed\n"
 							"by a signal kills rtrace run with it all the same"},
 	{0, "xml-file", "=FILE", OPT_XML_FILE, "also write the findings as Valgrind XML\n"
-					       "(protocol 4, memcheck's, frames resolved) to\n"
+					       "(memcheck's, frames resolved) to\n"
 					       "FILE; %p is the process id, %q{VAR} the value\n"
 					       "of VAR, %% a %; processes that share a FILE\n"
 					       "append their documents to it, as with valgrind;\n"
 					       "a new file (0600) renamed over FILE"},
+	{0, "xml-protocol", "=4|5", OPT_XML_PROTOCOL, "with --xml-file: the protocol (default 4, 5 when\n"
+						      "there are descriptor errors, -m fd); 4 leaves\n"
+						      "those out, 5 writes 5 even without them"},
 	{0, "gen-suppressions", "=MODE", OPT_GEN_SUPP, "with --xml-file: all gives each error the\n"
 						       "suppression that would hide it; no (default)"},
 	CLI_QUIET_HELP_OPTIONS("only the program's own output"),
@@ -116,6 +119,9 @@ static void parse_leak_option(int c, const char *arg, run_opts *o)
 		if (strcmp(arg, "full") && strcmp(arg, "summary") && strcmp(arg, "no"))
 			cli_die_usage("run", "invalid --leak-check '%s': expected full, summary or no", arg);
 		o->leak_check = arg;
+		o->report.leaks.mode = !strcmp(arg, "full")      ? RT_LEAK_CHECK_FULL
+				       : !strcmp(arg, "summary") ? RT_LEAK_CHECK_SUMMARY
+								 : 0;
 		break;
 	case OPT_SHOW_KINDS:
 	case OPT_ERROR_KINDS:
@@ -147,6 +153,9 @@ static void parse_leak_option(int c, const char *arg, run_opts *o)
 		if (strcmp(arg, "all") && strcmp(arg, "no"))
 			cli_die_usage("run", "invalid --gen-suppressions '%s': expected all or no", arg);
 		o->report.gen_suppressions = !strcmp(arg, "all");
+		break;
+	case OPT_XML_PROTOCOL:
+		o->report.xml_protocol = cli_parse_xml_protocol("run", arg);
 		break;
 	}
 }
@@ -202,7 +211,8 @@ static int parse_options(int argc, char **argv, run_opts *o)
 		case OPT_XML_FILE:
 		case OPT_NUM_CALLERS:
 		case OPT_BELOW_MAIN:
-		case OPT_GEN_SUPP: parse_leak_option(c, optarg, o); break;
+		case OPT_GEN_SUPP:
+		case OPT_XML_PROTOCOL: parse_leak_option(c, optarg, o); break;
 		}
 	}
 	if (optind >= argc)
@@ -211,6 +221,8 @@ static int parse_options(int argc, char **argv, run_opts *o)
 		cli_die_usage("run", "--gen-suppressions=all applies to --xml-file; add it");
 	if (!o->depth && o->report.leaks.stack.num_callers > 32) /* the tracer's default depth */
 		o->depth = o->report.leaks.stack.num_callers > 256 ? 256 : o->report.leaks.stack.num_callers;
+	if (o->report.xml_protocol && !o->report.xml_file)
+		cli_die_usage("run", "--xml-protocol applies to --xml-file; add it");
 	if (o->start_paused && !o->toggle_signal)
 		o->toggle_signal = SIGUSR1;
 	return optind;
@@ -303,7 +315,9 @@ static void set_env(const run_opts *o, const char *preload, const char *manifest
 	setenv(RT_ENV_FLAGS, buf, 1);
 	snprintf(buf, sizeof buf, "%d", o->toggle_signal);
 	setenv(RT_ENV_TOGGLE_SIGNAL, buf, 1);
-	setenv(RT_ENV_LEAK_CHECK, o->leak_check, 1);
+	/* memcheck's XML has the full leak check's loss records whatever
+	 * --leak-check says (its report on stderr follows the option) */
+	setenv(RT_ENV_LEAK_CHECK, o->report.xml_file ? "full" : o->leak_check, 1);
 	setenv(RT_ENV_MODULES, o->modules ? o->modules : RT_ENV_MODULES_DEFAULT, 1);
 }
 
@@ -426,7 +440,7 @@ static void die_by(int sig)
 int cmd_run(int argc, char **argv)
 {
 	run_opts o = {.dir = ".", .leak_check = "full",
-		      .report = {.leaks = {LEAK_KINDS_DEFAULT, LEAK_KINDS_DEFAULT, {12, false}}}};
+		      .report = {.leaks = {LEAK_KINDS_DEFAULT, LEAK_KINDS_DEFAULT, {12, false}, RT_LEAK_CHECK_FULL}}};
 	int first = parse_options(argc, argv, &o);
 	char preload_buf[PATH_MAX];
 	const char *preload = find_preload(preload_buf, sizeof preload_buf);

@@ -59,12 +59,33 @@ static void report_check_msgs(const heap_totals *h, leak_counts *n)
 		cli_info("%s", "");
 }
 
+/* A bad close, kept for the XML's FdBadClose with the path its
+ * descriptor last had: the leak filter drops the released open the XML
+ * builder would find it on (convert reads every call and finds it). */
+static void keep_bad_close(const heap_totals *h, rt_trace *t, const rt_call *c)
+{
+	rt_call k = *c;
+	const char *p = fd_track_path(h->fds, t, c->res_id);
+	if (p && !rt_trace_call_arg(t, c, "path")) {
+		uint32_t n = c->args == RT_NONE ? 0 : rt_trace_args_len(t, c->args);
+		rt_kv *kv = cli_xrealloc(NULL, n + 1, sizeof *kv);
+		for (uint32_t i = 0; i < n; i++)
+			kv[i] = rt_trace_args_at(t, c->args)[i];
+		kv[n] = (rt_kv){"path", p};
+		k.args = rt_trace_add_args(t, kv, n + 1);
+		free(kv);
+		if (c->args != RT_NONE)
+			rt_trace_release_args(t, c->args);
+	}
+	rt_trace_append_call(t, &k);
+}
+
 static void count_call(void *ctx, rt_trace *t, const rt_call *c)
 {
 	heap_totals *h = ctx;
 	fd_track_call(h->fds, t, c);
 	if (rt_trace_is_bad_close(t, c)) {
-		rt_trace_append_call(t, c); /* kept for the XML's FdBadClose */
+		keep_bad_close(h, t, c);
 		return;
 	}
 	if (!rt_trace_res_is(t, c->res_type, "memory")) {
@@ -206,8 +227,9 @@ static int xml_replace(rt_trace *t, const char *path, const rt_vgxml_write_opts 
  * that could not be written is counted, for the exit status. */
 static void write_xml(rt_trace *t, int pid, run_report_opts *o)
 {
-	rt_vgxml_write_opts xo = {o->gen_suppressions,
-				  o->leaks.show ? o->leaks.show : RT_VGXML_SHOW_NONE};
+	rt_vgxml_write_opts xo = {o->gen_suppressions, o->leaks.show ? o->leaks.show : RT_VGXML_SHOW_NONE,
+				  o->xml_protocol};
+	cli_xml_protocol_note(t, o->xml_protocol);
 	char *path = xml_path(o->xml_file, pid);
 	bool again = false;
 	for (size_t i = 0; i < o->nxml_written && !again; i++)

@@ -17,6 +17,7 @@ typedef struct run_report_opts {
 	int error_exitcode;     /* 0: the program's status whatever was found */
 	const char *xml_file;   /* --xml-file pattern, or NULL */
 	bool gen_suppressions;
+	unsigned xml_protocol;  /* --xml-protocol: 0 (4 unless descriptor errors), 4 or 5 */
 	const char *program;    /* as given to exec, for saying why it was not traced */
 	char **xml_written;     /* files this run has written XML to */
 	size_t nxml_written;

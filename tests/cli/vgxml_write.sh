@@ -61,6 +61,39 @@ for my $r (@{ $sess->{reports} }) {
 EOF
 reports() { perl reports.pl "$1" "$2" | sort; }
 
+# Qt Creator's reader (src/plugins/valgrind/xmlprotocol/parser.cpp), its
+# rules: protocol 4 only, <protocoltool> memcheck before any error, no
+# kind it does not know (one aborts the whole parse), <unique> and <ip>
+# in hex, <status><state> RUNNING or FINISHED, <errorcounts> and
+# <suppcounts> there. Prints what breaks them, nothing when none does.
+cat > qtrules.pl <<'EOF'
+use strict;
+use warnings;
+use XML::Twig;
+my %kinds = map { $_ => 1 } qw(InvalidFree MismatchedFree InvalidRead InvalidWrite InvalidJump
+  Overlap InvalidMemPool UninitCondition UninitValue SyscallParam ClientCheck Leak_DefinitelyLost
+  Leak_PossiblyLost Leak_StillReachable Leak_IndirectlyLost);
+my (@bad, $tool, %seen);
+my $t = XML::Twig->new(twig_handlers => {
+  protocolversion => sub { push @bad, "protocolversion " . $_->text unless $_->text eq '4' },
+  protocoltool => sub { $tool = $_->text; push @bad, "protocoltool $tool" unless $tool =~ /^(memcheck|helgrind)$/ },
+  error => sub { push @bad, "error before protocoltool" unless $tool },
+  kind => sub { push @bad, "kind " . $_->text unless $kinds{ $_->text } },
+  unique => sub { push @bad, "unique " . $_->text unless $_->text =~ /^0x[0-9a-f]+$/i },
+  ip => sub { push @bad, "ip " . $_->text unless $_->text =~ /^0x[0-9a-f]+$/i },
+  state => sub { push @bad, "state " . $_->text unless $_->text =~ /^(RUNNING|FINISHED)$/ },
+  errorcounts => sub { $seen{errorcounts} = 1 },
+  suppcounts => sub { $seen{suppcounts} = 1 },
+});
+$t->parsefile($ARGV[0]);
+push @bad, "no $_" for grep { !$seen{$_} } qw(errorcounts suppcounts);
+print "$_\n" for @bad;
+EOF
+qt_reads() { # NAME FILE: Qt Creator's rules hold
+  perl qtrules.pl "$2" > qt.err 2>&1
+  [ ! -s qt.err ] && ok || bad "$1: Qt Creator's rules: $(head -3 qt.err | tr '\n' ' ')"
+}
+
 valid() { # NAME FILE
   if xmllint --noout --relaxng "$RNG" "$2" 2> valid.err; then ok; else bad "$1: not valid"; head -5 valid.err >&2; fi
 }
@@ -73,6 +106,7 @@ compare() { # NAME PROGRAM ARGS...
   [ -s rt.xml ] && ok || { bad "$name: rtrace run wrote no XML"; cat rt.err >&2; return; }
   valid "$name: memcheck's XML" vg.xml
   valid "$name: rtrace's XML" rt.xml
+  qt_reads "$name" rt.xml
   reports vg.xml "$prog" > vg.rep
   reports rt.xml "$prog" > rt.rep
   if [ -s vg.rep ] && cmp -s vg.rep rt.rep; then ok; else
@@ -123,6 +157,58 @@ valid "text trace" plain.xml
 grep -q '<text>16 bytes in 1 blocks are still allocated at the end of the trace (reachability not checked) in loss record 1 of 1</text>' plain.xml &&
   grep -q '<kind>Leak_PossiblyLost</kind>' plain.xml && ! grep -q 'definitely' plain.xml && ok ||
   bad "no-verdict loss record: $(grep -A3 '<xwhat>' plain.xml)"
+
+# the fd module (run with no descriptor inherited but 0-2): without a
+# descriptor error the document stays protocol 4, which every reader
+# takes, with memcheck's findings; with one it is protocol 5 (FdBadClose
+# and its path, in run's XML as in convert's of the same trace), and
+# --xml-protocol=4 leaves it out (saying so) for the readers of 4
+bare() { bash -c 'for f in /proc/$$/fd/*; do n=${f##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done; exec "$@"' bare "$@"; }
+valgrind --leak-check=full --track-fds=yes --xml=yes --xml-file=vg.xml "$P/tp_xmlfd" clean > /dev/null 2>&1
+reports vg.xml "$P/tp_xmlfd" > vg.rep
+bare "$RTRACE" run -m memory,fd -o "$TMP" --xml-file=fd4.xml -- "$P/tp_xmlfd" clean > /dev/null 2>&1
+grep -q '<protocolversion>4</protocolversion>' fd4.xml && ok || bad "-m fd, no descriptor error: $(grep protocolversion fd4.xml)"
+valid "-m fd, no descriptor error" fd4.xml
+qt_reads "-m fd, no descriptor error" fd4.xml
+reports fd4.xml "$P/tp_xmlfd" > rt.rep
+[ -s vg.rep ] && cmp -s vg.rep rt.rep && ok || { bad "-m fd: Test::Valgrind's reports differ from memcheck's"; diff vg.rep rt.rep >&2; }
+rm -f ./tp_xmlfd-*.rtrace
+bare "$RTRACE" run -m memory,fd -o "$TMP" --xml-file=fd5.xml -- "$P/tp_xmlfd" double > /dev/null 2>&1
+grep -q '<protocolversion>5</protocolversion>' fd5.xml && grep -q '<kind>FdBadClose</kind>' fd5.xml &&
+  grep -q '<path>/etc/passwd</path>' fd5.xml && ok || bad "double close: $(grep -A4 '<kind>Fd' fd5.xml)"
+T=$(ls ./tp_xmlfd-*.rtrace)
+"$RTRACE" convert --to xml -o fdconv.xml "$T" 2> conv.err && ok || { bad "convert -m fd"; cat conv.err >&2; }
+check_same "double close: convert --to xml = run --xml-file" fd5.xml fdconv.xml
+bare "$RTRACE" run -m memory,fd -o "$TMP" --xml-protocol=4 --xml-file=fd54.xml -- "$P/tp_xmlfd" double > /dev/null 2> fd54.err
+"$RTRACE" convert --to xml --xml-protocol=4 -o fdconv4.xml "$T" 2> conv4.err
+for f in fd54 fdconv4; do
+  valid "--xml-protocol=4 ($f)" $f.xml
+  qt_reads "--xml-protocol=4 ($f)" $f.xml
+  ! grep -q '<kind>Fd' $f.xml && ok || bad "--xml-protocol=4 ($f): a descriptor error written"
+  reports $f.xml "$P/tp_xmlfd" > rt.rep
+  cmp -s vg.rep rt.rep && ok || { bad "--xml-protocol=4 ($f): Test::Valgrind's reports"; diff vg.rep rt.rep >&2; }
+done
+for f in fd54.err conv4.err; do
+  grep -q 'warning: 1 descriptor error left out of the XML: protocol 4' $f && ok || bad "--xml-protocol=4: said nothing: $(cat $f)"
+done
+bare "$RTRACE" run -m memory,fd -o "$TMP" --xml-protocol=5 --xml-file=fd45.xml -- "$P/tp_xmlfd" clean > /dev/null 2>&1
+grep -q '<protocolversion>5</protocolversion>' fd45.xml && ok || bad "--xml-protocol=5: $(grep protocolversion fd45.xml)"
+"$RTRACE" run --xml-protocol=4 -- true > /dev/null 2>&1; [ $? -eq 2 ] && ok || bad "--xml-protocol without --xml-file taken"
+"$RTRACE" convert --xml-protocol=3 fd5.xml > /dev/null 2>&1; [ $? -eq 2 ] && ok || bad "--xml-protocol=3 taken"
+
+# --leak-check=no or summary with --xml-file: memcheck's XML holds the
+# full leak check's loss records all the same (valgrind 3.19), not every
+# live block; its report on stderr keeps to the option
+for m in no summary; do
+  for prog in "tp_leakcheck globals" "tp_xmlfd clean"; do
+    valgrind --leak-check=$m --xml=yes --xml-file=vg.xml $P/$prog > /dev/null 2>&1
+    "$RTRACE" run --leak-check=$m -o "$TMP" --xml-file=rt.xml -- $P/$prog > /dev/null 2> rt.err
+    reports vg.xml "$P/${prog% *}" > vg.rep
+    reports rt.xml "$P/${prog% *}" > rt.rep
+    cmp -s vg.rep rt.rep && ok || { bad "--leak-check=$m $prog: Test::Valgrind's reports differ from memcheck's"; diff vg.rep rt.rep >&2; }
+    ! grep -q 'in loss record' rt.err && ok || bad "--leak-check=$m $prog: loss records on stderr"
+  done
+done
 
 # bytes XML cannot carry, in an argument, still give well-formed XML
 "$RTRACE" run -o "$TMP" --xml-file=odd.xml -- "$P/tp_heaperr" wild $'a<&>\x01\xff\xfe"b' > /dev/null 2>&1

@@ -567,7 +567,10 @@ static void add_loss_records(bld *b)
 	free(r);
 }
 
-/* --- descriptors: protocol 5's FdBadClose and FdNotClosed --- */
+/* --- descriptors: protocol 5's FdBadClose and FdNotClosed ---
+ * Written in protocol 5 only: the readers of protocol 4 (Qt Creator,
+ * Test::Valgrind, the RNG) refuse the document for an unknown kind or
+ * version, so a document without them stays in 4. */
 
 static bool has_fds(const rt_trace *t)
 {
@@ -575,6 +578,31 @@ static bool has_fds(const rt_trace *t)
 		if (rt_trace_res_is(t, (uint8_t)i, "fd"))
 			return true;
 	return false;
+}
+
+/* A bad close, or at the end (a call still open) a descriptor above the
+ * standard ones (valgrind --track-fds=yes does not report those). */
+static bool is_fd_error(const rt_trace *t, const rt_call *c, bool at_end)
+{
+	if (!rt_trace_res_is(t, c->res_type, "fd"))
+		return false;
+	return at_end ? c->res_id >= 3 : c->res_id < 1u << 20 && rt_trace_is_bad_close(t, c);
+}
+
+/* The bad closes add_bad_closes reports and the descriptors
+ * add_open_fds reports, counted by the same tests. */
+size_t rt_vgxml_fd_error_count(const rt_trace *t)
+{
+	size_t n = 0, nopen;
+	if (!has_fds(t)) /* no second pass of the leak filter */
+		return 0;
+	for (size_t i = 0; i < rt_trace_call_count(t); i++)
+		n += is_fd_error(t, &rt_trace_calls_const(t)[i], false);
+	rt_call *open = rt_leaks_unfreed(t, &nopen);
+	for (size_t i = 0; i < nopen; i++)
+		n += is_fd_error(t, &open[i], true);
+	free(open);
+	return n;
 }
 
 /* An error of its own context (counted once in <errorcounts>, after the
@@ -605,7 +633,9 @@ static void add_bad_closes(bld *b, ctx **c, size_t *nc)
 			continue;
 		uint32_t known = k.res_id < cap && path[k.res_id] ? path[k.res_id] - 1 : RT_NONE;
 		const char *p = known == RT_NONE ? NULL : rt_trace_str(b->t, known);
-		if (rt_trace_is_bad_close(b->src, &k)) {
+		if (is_fd_error(b->src, &k, false)) {
+			const char *own = rt_trace_call_arg(b->src, &k, "path"); /* a trace without the open */
+			p = own ? own : p;
 			char *what = p ? rt_xasprintf("File descriptor %" PRIu64 ": %s is already closed", k.res_id, p)
 				       : rt_xasprintf("File descriptor %" PRIu64 " was never opened", k.res_id);
 			add_fd_error(b, c, nc, "FdBadClose", k.res_id, p, what, &k);
@@ -632,7 +662,7 @@ static void add_open_fds(bld *b, ctx **c, size_t *nc)
 	size_t n;
 	rt_call *open = rt_leaks_unfreed(b->src, &n);
 	for (size_t i = 0; i < n; i++) {
-		if (!rt_trace_res_is(b->src, open[i].res_type, "fd") || open[i].res_id < 3)
+		if (!is_fd_error(b->src, &open[i], true))
 			continue;
 		char d[1024];
 		rt_trace_fd_describe(b->src, &open[i], d, sizeof d);
@@ -649,7 +679,8 @@ rt_trace *rt_vgxml_build(const rt_trace *t, const rt_vgxml_write_opts *opts)
 	const rt_leak_summary *s = rt_trace_leak_summary(t);
 	bld b = {t, rt_trace_new(), opts, RT_NONE, 0, s && s->mode == RT_LEAK_CHECK_FULL};
 	b.root = rt_vgxml_add(b.t, RT_NONE, "valgrindoutput");
-	bool fds = has_fds(t); /* descriptors' errors are protocol 5's */
+	unsigned v = opts && opts->protocol ? opts->protocol : rt_vgxml_fd_error_count(t) ? 5 : 4;
+	bool fds = v == 5; /* descriptors' errors are protocol 5's */
 	add(&b, b.root, "protocolversion", fds ? "5" : "4");
 	add(&b, b.root, "protocoltool", "memcheck");
 	add_process(&b);
