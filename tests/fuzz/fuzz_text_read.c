@@ -67,6 +67,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const uint8_t last = size ? data[size - 1] : 0;
 	const char *text = (const char *)data;
 
+	/* 0. the input detection's test of a text trace's header line */
+	(void)rt_text_sniff(text, size);
+
 	/* 1. read */
 	rt_trace *t = rt_trace_new();
 	sink s = {ctl & 0x80 ? rt_leaks_new() : NULL, 0};
