@@ -112,6 +112,8 @@ for how in posix_spawn posix_spawnp system popen execvp execle; do
   # memory in a sanitized program can take minutes)
   out=$(env -i "PATH=$PATH" ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 \
     "$RTRACE" run -q --follow-children --leak-check=no -o "$TMP" -- "$P/tp_spawn" $how "$P/tp_env")
+  st=$?
+  [ $st = 0 ] && ok || bad "$how, followed: exit status $st (the child not waited for?)"
   [ "$(ls tp_env-*.rtrace 2>/dev/null | wc -l)" = 1 ] && ok || bad "$how, followed: $(ls ./*.rtrace)"
   case $out in "LD_PRELOAD=(unset) first-fd="*" rtrace-vars=0") ok ;; *) bad "$how, followed: child saw $out" ;; esac
 done

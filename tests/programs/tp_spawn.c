@@ -10,10 +10,12 @@
 
 extern char **environ;
 
-static int spawned(int err, pid_t pid)
+/* (the pid is read once posix_spawn has written it: passed by address,
+ * not as a second argument whose evaluation C may order first) */
+static int spawned(int err, const pid_t *pid)
 {
 	int status = 0;
-	if (err || waitpid(pid, &status, 0) < 0)
+	if (err || waitpid(*pid, &status, 0) < 0)
 		return 125;
 	return WEXITSTATUS(status);
 }
@@ -27,9 +29,9 @@ int main(int argc, char **argv)
 	pid_t pid;
 	fflush(stdout);
 	if (!strcmp(mode, "posix_spawn"))
-		return spawned(posix_spawn(&pid, prog, NULL, NULL, args, environ), pid);
+		return spawned(posix_spawn(&pid, prog, NULL, NULL, args, environ), &pid);
 	if (!strcmp(mode, "posix_spawnp"))
-		return spawned(posix_spawnp(&pid, prog, NULL, NULL, args, environ), pid);
+		return spawned(posix_spawnp(&pid, prog, NULL, NULL, args, environ), &pid);
 	if (!strcmp(mode, "system"))
 		return WEXITSTATUS(system(prog));
 	if (!strcmp(mode, "popen")) {
