@@ -31,6 +31,12 @@ noreturn void cli_die_usage(const char *cmd, const char *fmt, ...)
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* cli_info's lines to fp as memcheck's log has them ("==PID== " first),
+ * whatever -q says, until cli_info_to(NULL, 0); the report's summaries
+ * mark themselves with cli_info_summary(true), since -q leaves those out
+ * of the log as memcheck's -q does. */
+void cli_info_to(FILE *fp, int pid);
+void cli_info_summary(bool summary);
 /* realloc of n items of size bytes, or death ("out of memory"). */
 void *cli_xrealloc(void *p, size_t n, size_t size);
 

@@ -165,6 +165,7 @@ void leak_report_leaks(const rt_trace *t, const leak_opts *o, leak_counts *n)
 		}
 	}
 	free(r);
+	cli_info_summary(true); /* memcheck's -q prints its errors, not what follows */
 	print_summary(s);
 	if (mode == RT_LEAK_CHECK_SUMMARY)
 		cli_info("Rerun with --leak-check=full to see details of leaked memory");

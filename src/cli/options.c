@@ -14,7 +14,7 @@
 #include <string.h>
 
 /* More options than any command has; a longer table is a bug. */
-#define CLI_MAX_OPTIONS 32
+#define CLI_MAX_OPTIONS 48
 
 /* getopt's short option string: ':' first (missing values reported as
  * ':'), '+' before it to stop at the first operand. */

@@ -1,4 +1,7 @@
-/* rtrace: resource-consumption tracer and report toolchain. */
+/* rtrace: resource-consumption tracer and report toolchain. The first
+ * argument names the subcommand; an option in its place starts rtrace
+ * run, so that rtrace takes valgrind's command line where tools that
+ * drive valgrind give it one (CTest's MEMORYCHECK_COMMAND). */
 #include "cli.h"
 #include "rtrace/rtrace.h"
 
@@ -24,6 +27,7 @@ static const struct subcommand {
 static void usage(FILE *fp)
 {
 	fprintf(fp, "usage: rtrace <command> [options]\n"
+		    "       rtrace RUN-OPTION... [--] PROGRAM [ARGS...]   (rtrace run, as valgrind)\n"
 		    "       rtrace --help | --version\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof subcommands / sizeof *subcommands; i++)
 		fprintf(fp, "  %-10s %s\n", subcommands[i].name, subcommands[i].summary);
@@ -48,6 +52,10 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof subcommands / sizeof *subcommands; i++)
 		if (!strcmp(cmd, subcommands[i].name))
 			return subcommands[i].fn(argc - 1, argv + 1);
+	/* an option first is valgrind's command line (`valgrind --log-file=F
+	 * -q ./test`, as CTest runs MEMORYCHECK_COMMAND): rtrace run's */
+	if (cmd[0] == '-')
+		return cmd_run(argc, argv);
 	fprintf(stderr, "rtrace: error: unknown command '%s'\n", cmd);
 	usage(stderr);
 	return RT_EXIT_USAGE;

@@ -27,7 +27,8 @@
 
 enum { OPT_FREES = 256, OPT_FOLLOW, OPT_PAUSED, OPT_TOGGLE, OPT_NO_TS, OPT_UNWINDER,
        OPT_LEAK_CHECK, OPT_SHOW_KINDS, OPT_ERROR_KINDS, OPT_ERROR_EXITCODE, OPT_XML_FILE,
-       OPT_GEN_SUPP, OPT_LIST_MODULES, OPT_NUM_CALLERS, OPT_BELOW_MAIN, OPT_XML_PROTOCOL };
+       OPT_GEN_SUPP, OPT_LIST_MODULES, OPT_NUM_CALLERS, OPT_BELOW_MAIN, OPT_XML_PROTOCOL,
+       OPT_LOG_FILE, OPT_TOOL, OPT_SHOW_REACHABLE, OPT_TRACE_CHILDREN };
 
 static const cli_option options[] = {
 	{'m', "modules", " LIST", 'm', "what to trace, a comma separated list of modules\n"
@@ -38,6 +39,7 @@ static const cli_option options[] = {
 	{'b', "backtrace-depth", " N", 'b', "frames per backtrace, 1-256 (default 32)"},
 	{0, "trace-frees", NULL, OPT_FREES, "record backtraces of releases too"},
 	{0, "follow-children", NULL, OPT_FOLLOW, "trace programs started with exec as well"},
+	{0, "trace-children", "=yes|no", OPT_TRACE_CHILDREN, "valgrind's name of --follow-children"},
 	{0, "start-paused", NULL, OPT_PAUSED, "start with tracing off (see --toggle-signal)"},
 	{0, "toggle-signal", " SIG", OPT_TOGGLE, "signal that turns tracing on and off\n"
 						 "(number or name; default SIGUSR1 when\n"
@@ -50,10 +52,11 @@ static const cli_option options[] = {
 	{0, "leak-check", "=MODE", OPT_LEAK_CHECK, "at exit, classify the blocks still allocated as\n"
 						   "memcheck does: full (default: totals and each\n"
 						   "block's verdict in the trace, loss records on\n"
-						   "stderr), summary (totals) or no"},
+						   "stderr; yes is full), summary (totals) or no"},
 	{0, "show-leak-kinds", "=SET", OPT_SHOW_KINDS, "loss records printed (default definite,possible;\n"
 						       "SET: definite,indirect,possible,reachable, all\n"
 						       "or none)"},
+	{0, "show-reachable", "=yes|no", OPT_SHOW_REACHABLE, "yes: --show-leak-kinds=all; no: its default"},
 	{0, "num-callers", "=N", OPT_NUM_CALLERS, "frames of each stack in the report, 1-500,\n"
 						  "the allocator's included (default 12)"},
 	{0, "show-below-main", "=yes|no", OPT_BELOW_MAIN, "show the frames below main (default no)"},
@@ -63,6 +66,12 @@ static const cli_option options[] = {
 							"leaks of the kinds above with full, or a\n"
 							"trace incomplete or lost); a program killed\n"
 							"by a signal kills rtrace run with it all the same"},
+	{0, "log-file", "=FILE", OPT_LOG_FILE, "write the report to FILE, not stderr, as\n"
+					       "memcheck's --log-file does (\"==PID== \" before\n"
+					       "each line; -q: the errors and loss records\n"
+					       "only); %p, %q{VAR} and %% as in --xml-file"},
+	{0, "tool", "=memcheck", OPT_TOOL, "accepted for valgrind's command line; memcheck\n"
+					   "is the only tool"},
 	{0, "xml-file", "=FILE", OPT_XML_FILE, "also write the findings as Valgrind XML\n"
 					       "(memcheck's, frames resolved) to\n"
 					       "FILE; %p is the process id, %q{VAR} the value\n"
@@ -74,12 +83,14 @@ static const cli_option options[] = {
 						      "those out, 5 writes 5 even without them"},
 	{0, "gen-suppressions", "=MODE", OPT_GEN_SUPP, "with --xml-file: all gives each error the\n"
 						       "suppression that would hide it; no (default)"},
-	CLI_QUIET_HELP_OPTIONS("only the program's own output"),
+	CLI_QUIET_HELP_OPTIONS("only the program's own output (with --log-file:\n"
+			       "the log has the errors, not the summaries)"),
 };
 
 static const cli_command command = {
 	"run",
 	"usage: rtrace run [options] [--] PROGRAM [ARGS...]\n"
+	"       rtrace OPTION... [--] PROGRAM [ARGS...]   (the same, as valgrind)\n"
 	"\n"
 	"Runs PROGRAM with the tracer preloaded (no recompilation) and writes a\n"
 	"binary trace of its memory allocations with their call stacks, one file\n"
@@ -93,8 +104,8 @@ static const cli_command command = {
 	"same signal once its reports are out (as valgrind is; no core dump of\n"
 	"its own), so a shell shows 128+N; 127 if it could not be started; 2\n"
 	"on a bad command line or an output directory that cannot be written\n"
-	"(nothing is run); 1 when an XML file could not be written (if the\n"
-	"status would be 0 otherwise).\n",
+	"(nothing is run); 1 when an XML or log file could not be written (if\n"
+	"the status would be 0 otherwise).\n",
 	true, /* options end at the program name */
 };
 
@@ -110,14 +121,23 @@ typedef struct run_opts {
 	run_report_opts report; /* what is reported on the traces */
 } run_opts;
 
+static bool parse_yes_no(const char *name, const char *arg)
+{
+	if (strcmp(arg, "yes") && strcmp(arg, "no"))
+		cli_die_usage("run", "invalid --%s '%s': expected yes or no", name, arg);
+	return !strcmp(arg, "yes");
+}
+
 /* The heap checking options, as memcheck spells them. */
 static void parse_leak_option(int c, const char *arg, run_opts *o)
 {
 	uint64_t v;
 	switch (c) {
 	case OPT_LEAK_CHECK:
+		if (!strcmp(arg, "yes")) /* valgrind's synonym */
+			arg = "full";
 		if (strcmp(arg, "full") && strcmp(arg, "summary") && strcmp(arg, "no"))
-			cli_die_usage("run", "invalid --leak-check '%s': expected full, summary or no", arg);
+			cli_die_usage("run", "invalid --leak-check '%s': expected full (yes), summary or no", arg);
 		o->leak_check = arg;
 		o->report.leaks.mode = !strcmp(arg, "full")      ? RT_LEAK_CHECK_FULL
 				       : !strcmp(arg, "summary") ? RT_LEAK_CHECK_SUMMARY
@@ -145,9 +165,7 @@ static void parse_leak_option(int c, const char *arg, run_opts *o)
 		o->report.leaks.stack.num_callers = (uint32_t)v;
 		break;
 	case OPT_BELOW_MAIN:
-		if (strcmp(arg, "yes") && strcmp(arg, "no"))
-			cli_die_usage("run", "invalid --show-below-main '%s': expected yes or no", arg);
-		o->report.leaks.stack.below_main = !strcmp(arg, "yes");
+		o->report.leaks.stack.below_main = parse_yes_no("show-below-main", arg);
 		break;
 	case OPT_GEN_SUPP:
 		if (strcmp(arg, "all") && strcmp(arg, "no"))
@@ -156,6 +174,30 @@ static void parse_leak_option(int c, const char *arg, run_opts *o)
 		break;
 	case OPT_XML_PROTOCOL:
 		o->report.xml_protocol = cli_parse_xml_protocol("run", arg);
+		break;
+	}
+}
+
+/* The options valgrind spells its own way, so that tools which start
+ * valgrind (CTest's memcheck, CI scripts) start rtrace the same way. */
+static void parse_valgrind_option(int c, const char *arg, run_opts *o)
+{
+	switch (c) {
+	case OPT_LOG_FILE:
+		if (!*arg)
+			cli_die_usage("run", "--log-file needs a file name");
+		o->report.log_file = arg;
+		break;
+	case OPT_TOOL:
+		if (strcmp(arg, "memcheck"))
+			cli_die_usage("run", "--tool=%s is not supported: rtrace checks the heap as "
+				  "memcheck does (--tool=memcheck), and has no other tool", arg);
+		break;
+	case OPT_SHOW_REACHABLE:
+		o->report.leaks.show = parse_yes_no("show-reachable", arg) ? LEAK_KINDS_ALL : LEAK_KINDS_DEFAULT;
+		break;
+	case OPT_TRACE_CHILDREN:
+		o->follow = parse_yes_no("trace-children", arg);
 		break;
 	}
 }
@@ -213,6 +255,10 @@ static int parse_options(int argc, char **argv, run_opts *o)
 		case OPT_BELOW_MAIN:
 		case OPT_GEN_SUPP:
 		case OPT_XML_PROTOCOL: parse_leak_option(c, optarg, o); break;
+		case OPT_LOG_FILE:
+		case OPT_TOOL:
+		case OPT_SHOW_REACHABLE:
+		case OPT_TRACE_CHILDREN: parse_valgrind_option(c, optarg, o); break;
 		}
 	}
 	if (optind >= argc)
@@ -499,7 +545,7 @@ int cmd_run(int argc, char **argv)
 		cli_error("cannot run '%s': %s", argv[first], strerror(err));
 	else if (run_report_traces(manifest, pid, &o.report) && o.report.error_exitcode)
 		rc = o.report.error_exitcode;
-	if (o.report.xml_failed) /* findings missing, as with a lost trace */
+	if (o.report.xml_failed || o.report.log_failed) /* findings missing, as with a lost trace */
 		rc = o.report.error_exitcode ? o.report.error_exitcode : rc ? rc : RT_EXIT_DATA;
 	unlink(manifest);
 	run_report_free(&o.report);

@@ -1,7 +1,9 @@
 /* rtrace run's reports on the traces a run wrote, read back once the
  * program has exited: memcheck's report on stderr (heap errors, HEAP
  * SUMMARY, loss records, LEAK SUMMARY, descriptors, ERROR SUMMARY; see
- * leak_report.c and fd_report.c) and Valgrind XML files (--xml-file).
+ * leak_report.c and fd_report.c), or the same in memcheck's log format
+ * (--log-file: cli_info's lines go there while it is written), and
+ * Valgrind XML files (--xml-file).
  * Apart from run.c, which launches the program, so that launching and
  * reporting can change apart; the dependency goes one way, run.c to
  * here. */
@@ -151,20 +153,29 @@ static uint64_t heap_summary(const rt_trace *t, const heap_totals *h, int pid, c
 	fd_report(t, h->fds, &o->leaks.stack, &n);
 	fd_report_streams(t, &o->leaks.stack);
 	if (!h->memory && rt_trace_resource_count(t) && !rt_trace_find_resource(t, "memory", 6)) {
+		cli_info_summary(true);
 		leak_report_end(&n);
+		cli_info_summary(false);
 		return n.errors;
 	}
 	heap_in_use(t, &live, &live_bytes);
 	char a[32], b[32], c[32];
 	leak_report_errors(t, &o->leaks, &n);
-	cli_info("HEAP SUMMARY (pid %d):", pid);
+	cli_info_summary(true);
+	if (o->log_file) /* the pid is in each line's prefix there */
+		cli_info("HEAP SUMMARY:");
+	else
+		cli_info("HEAP SUMMARY (pid %d):", pid);
 	cli_info("    in use at exit: %s bytes in %s blocks", cli_grouped(live_bytes, a), cli_grouped(live, b));
 	cli_info("  total heap usage: %s allocs, %s frees, %s bytes allocated", cli_grouped(h->allocs, a),
 	     cli_grouped(h->frees, b), cli_grouped(h->bytes, c));
 	cli_info("%s", "");
+	cli_info_summary(false);
 	report_check_msgs(h, &n);
-	leak_report_leaks(t, &o->leaks, &n);
+	leak_report_leaks(t, &o->leaks, &n); /* its LEAK SUMMARY marks itself a summary */
+	cli_info_summary(true);
 	leak_report_end(&n);
+	cli_info_summary(false);
 	return n.errors;
 }
 
@@ -255,6 +266,90 @@ static void write_xml(rt_trace *t, int pid, run_report_opts *o)
 	o->xml_written[o->nxml_written++] = path;
 }
 
+/* A log file for --log-file at path: appended to when this run wrote it
+ * before (processes sharing a file follow each other), else a new file
+ * next to it (O_EXCL, 0600) that log_close renames over path, written
+ * as the XML files are (see xml_replace). NULL with errno set. */
+static FILE *log_open(const run_report_opts *o, const char *path, char **tmp)
+{
+	*tmp = NULL;
+	for (size_t i = 0; i < o->nlog_written; i++) {
+		if (strcmp(o->log_written[i], path))
+			continue;
+		int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+		FILE *fp = fd < 0 ? NULL : fdopen(fd, "a");
+		if (fd >= 0 && !fp)
+			close(fd);
+		return fp;
+	}
+	size_t len = strlen(path);
+	*tmp = cli_xrealloc(NULL, len + 8, 1);
+	memcpy(*tmp, path, len);
+	memcpy(*tmp + len, ".XXXXXX", 8);
+	int fd = mkostemp(*tmp, O_CLOEXEC);
+	FILE *fp = fd < 0 ? NULL : fdopen(fd, "w");
+	if (fd >= 0 && !fp)
+		close(fd);
+	if (!fp) {
+		int err = errno;
+		if (fd >= 0)
+			unlink(*tmp);
+		free(*tmp);
+		*tmp = NULL;
+		errno = err;
+	}
+	return fp;
+}
+
+/* Closes a log_open'ed file and renames a new one (tmp) over path; 0 or
+ * -errno (the new file removed). */
+static int log_close(FILE *fp, const char *path, char *tmp)
+{
+	int rc = ferror(fp) ? -EIO : 0;
+	if (fclose(fp) && !rc)
+		rc = -errno;
+	if (!rc && tmp && rename(tmp, path))
+		rc = -errno;
+	if (rc && tmp)
+		unlink(tmp);
+	free(tmp);
+	return rc;
+}
+
+/* memcheck's report of one process: on stderr, or with --log-file in the
+ * file named for the process (%p), each line "==PID== " first as in
+ * memcheck's log. A log that could not be written is counted, for the
+ * exit status, and the report goes to stderr instead. */
+static uint64_t report_heap(const rt_trace *t, const heap_totals *h, int pid, run_report_opts *o)
+{
+	if (!o->log_file)
+		return heap_summary(t, h, pid, o);
+	char *path = xml_path(o->log_file, pid), *tmp;
+	FILE *fp = log_open(o, path, &tmp);
+	if (!fp) {
+		cli_error("cannot write the log file '%s': %s", path, strerror(errno));
+		free(path);
+		o->log_failed++;
+		return heap_summary(t, h, pid, o);
+	}
+	cli_info_to(fp, pid);
+	uint64_t errors = heap_summary(t, h, pid, o);
+	cli_info_to(NULL, 0);
+	bool created = tmp != NULL;
+	int rc = log_close(fp, path, tmp);
+	if (rc) {
+		cli_error("cannot write the log file '%s': %s", path, strerror(-rc));
+		o->log_failed++;
+	}
+	if (!rc && created) { /* later processes append to it */
+		o->log_written = cli_xrealloc(o->log_written, o->nlog_written + 1, sizeof *o->log_written);
+		o->log_written[o->nlog_written++] = path;
+		path = NULL;
+	}
+	free(path);
+	return errors;
+}
+
 /* The reports of one process's trace (open in fd); returns its errors,
  * and in *lost 1 when the trace says less than the process did (tracing
  * stopped early, or the file is damaged). */
@@ -267,12 +362,12 @@ static uint64_t report_trace(int fd, const char *path, int pid, run_report_opts 
 	rt_trace *t = load_trace(fd, path, &h, o->leaks.stack.num_callers, &st, &err, &rc);
 	uint64_t errors = 0;
 	cli_resolve_opts res = {0};
-	if (!cli_quiet || o->xml_file) /* the program has ended: its modules are still there */
+	if (!cli_quiet || o->xml_file || o->log_file) /* the program has ended: its modules are still there */
 		cli_resolve(t, &res);
 	if (st.incomplete[0]) /* before the summary it makes partial */
 		cli_warning("%s: %s", path, st.incomplete);
-	if (!cli_quiet || o->error_exitcode)
-		errors = heap_summary(t, &h, pid, o);
+	if (!cli_quiet || o->error_exitcode || o->log_file)
+		errors = report_heap(t, &h, pid, o);
 	if (rc) {
 		char msg[1024];
 		rt_diag_format(&err, msg, sizeof msg);
@@ -327,7 +422,7 @@ static uint64_t report_entry(int pid, const char *path, pid_t program, run_repor
 		return 1;
 	}
 	cli_info("trace written to %s", path);
-	if (cli_quiet && !o->error_exitcode && !o->xml_file) {
+	if (cli_quiet && !o->error_exitcode && !o->xml_file && !o->log_file) {
 		close(fd);
 		return 0;
 	}
@@ -409,4 +504,9 @@ void run_report_free(run_report_opts *o)
 	free(o->xml_written);
 	o->xml_written = NULL;
 	o->nxml_written = 0;
+	for (size_t i = 0; i < o->nlog_written; i++)
+		free(o->log_written[i]);
+	free(o->log_written);
+	o->log_written = NULL;
+	o->nlog_written = 0;
 }

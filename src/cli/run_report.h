@@ -22,6 +22,10 @@ typedef struct run_report_opts {
 	char **xml_written;     /* files this run has written XML to */
 	size_t nxml_written;
 	unsigned xml_failed;    /* XML files that could not be written */
+	const char *log_file;   /* --log-file pattern, or NULL: the report on stderr */
+	char **log_written;     /* log files this run has written */
+	size_t nlog_written;
+	unsigned log_failed;    /* log files that could not be written */
 } run_report_opts;
 
 /* Prints the traces the run produced (each process announces its file in

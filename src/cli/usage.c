@@ -14,6 +14,27 @@
 
 bool cli_quiet;
 
+/* rtrace run --log-file: where cli_info's lines go while one process's
+ * report is written, and that process's id for memcheck's "==PID== "
+ * prefix (log_fp NULL: stderr, "rtrace: "). Process-wide like cli_quiet,
+ * because every line of the report, in whatever file prints it, must
+ * follow it. */
+static FILE *log_fp;
+static int log_pid;
+static bool log_summary; /* summary lines, which -q leaves out of a log */
+
+void cli_info_to(FILE *fp, int pid)
+{
+	log_fp = fp;
+	log_pid = pid;
+	log_summary = false;
+}
+
+void cli_info_summary(bool summary)
+{
+	log_summary = summary;
+}
+
 static void vreport(const char *prefix, const char *fmt, va_list ap)
 {
 	fflush(stdout);
@@ -71,9 +92,19 @@ void cli_warning(const char *fmt, ...)
 
 void cli_info(const char *fmt, ...)
 {
+	va_list ap;
+	if (log_fp) { /* memcheck -q keeps its errors, not its summaries */
+		if (cli_quiet && log_summary)
+			return;
+		va_start(ap, fmt);
+		fprintf(log_fp, "==%d== ", log_pid);
+		vfprintf(log_fp, fmt, ap);
+		fputc('\n', log_fp);
+		va_end(ap);
+		return;
+	}
 	if (cli_quiet)
 		return;
-	va_list ap;
 	va_start(ap, fmt);
 	vreport("", fmt, ap);
 	va_end(ap);
