@@ -126,6 +126,33 @@ T=$(ls -t ./tp_heaperr-*.rtrace | head -n 1)
   { bad "convert --to xml"; cat conv.err >&2; }
 check_same "convert --to xml = run --xml-file" rt.xml conv.xml
 
+# --num-callers=3: memcheck cuts its XML stacks at 3 frames, the
+# allocator's included; so does run --xml-file (it wrote them whole).
+# One line per error with a frame in the program, "kind frames-per-stack".
+cat > frames.pl <<'EOF'
+use strict;
+use warnings;
+use XML::Twig;
+my ($file, $prog) = @ARGV;
+my @out;
+XML::Twig->new(twig_handlers => { error => sub {
+  my @st = $_->children('stack');
+  return unless grep { $_->first_child_text('obj') eq $prog } map { $_->children('frame') } @st;
+  push @out, join(' ', $_->first_child_text('kind'), map { scalar $_->children('frame') } @st);
+}})->parsefile($file);
+print "$_\n" for sort @out;
+EOF
+for prog in "tp_leakcheck all" "tp_heaperr mismatch"; do
+  valgrind --leak-check=full --show-leak-kinds=all --num-callers=3 --xml=yes --xml-file=vg.xml $P/$prog > /dev/null 2>&1
+  "$RTRACE" run -o "$TMP" --show-leak-kinds=all --num-callers=3 --xml-file=rt.xml -- $P/$prog > /dev/null 2>&1
+  perl frames.pl vg.xml "$P/${prog% *}" > vg.fr
+  perl frames.pl rt.xml "$P/${prog% *}" > rt.fr
+  [ -s vg.fr ] && cmp -s vg.fr rt.fr && ok || { bad "--num-callers=3 $prog: frames per stack differ from memcheck's"; diff vg.fr rt.fr >&2; }
+done
+# and --show-below-main=yes keeps the frames below main there too
+"$RTRACE" run -o "$TMP" --show-below-main=yes --xml-file=rt.xml -- "$P/tp_leakcheck" direct > /dev/null 2>&1
+grep -q '<fn>__libc_start_call_main</fn>' rt.xml && ok || bad "--show-below-main=yes: no frame below main in the XML"
+
 # memcheck's XML (with suppressions, two tools' kinds) read and written back
 valgrind --leak-check=full --show-leak-kinds=all --gen-suppressions=all --xml=yes --xml-file=vg.xml \
   "$P/tp_heaperr" mismatch > /dev/null 2>&1
