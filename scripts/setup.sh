@@ -10,7 +10,7 @@ packages=(
   binutils elfutils
   time
   valgrind
-  libxml2-utils libtest-valgrind-perl
+  libxml2-utils libtest-valgrind-perl python3
 )
 
 missing=()

@@ -92,6 +92,10 @@ typedef struct rt_vgxml_write_opts {
 	 * otherwise; 4 leaves the descriptor errors out (the readers that
 	 * know protocol 4 only refuse them), 5 writes them all in 5. */
 	unsigned protocol;
+	/* How the stacks are cut, as memcheck cuts its XML's (--num-callers,
+	 * --show-below-main; rt_vgxml_stack); NULL: memcheck's defaults, no
+	 * limit on the frames. */
+	const struct rt_vgxml_stack_opts *stack;
 } rt_vgxml_write_opts;
 
 #define RT_VGXML_SHOW_NONE 0x01u

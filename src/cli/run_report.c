@@ -239,7 +239,7 @@ static int xml_replace(rt_trace *t, const char *path, const rt_vgxml_write_opts 
 static void write_xml(rt_trace *t, int pid, run_report_opts *o)
 {
 	rt_vgxml_write_opts xo = {o->gen_suppressions, o->leaks.show ? o->leaks.show : RT_VGXML_SHOW_NONE,
-				  o->xml_protocol};
+				  o->xml_protocol, &o->leaks.stack};
 	cli_xml_protocol_note(t, o->xml_protocol);
 	char *path = xml_path(o->xml_file, pid);
 	bool again = false;

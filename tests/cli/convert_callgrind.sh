@@ -129,6 +129,30 @@ for f in vg-default.cg vg-instr.cg vg-jumps.cg vg-nocompress.cg vg-cachegrind.ou
   done
 done
 
+# every function's object as each reader reads cob=: a program, a shared
+# library it links and two plugins it dlopens, whose callers have no self
+# cost (gprof2dot keeps the last cob= until a self-cost line, so it gave
+# main's callee run_plugin the library's object, _dlerror_run ld.so's)
+OBJ=$(dirname "$0")/callgrind_objects.awk
+mkdir mods
+"$RTRACE" run -o mods -- "$PROGRAMS/tp_resolve_O0" "$PROGRAMS/libtp_resplug_a.so" \
+  "$PROGRAMS/libtp_resplug_b.so" > /dev/null 2>&1
+"$RTRACE" convert --to callgrind -o mods.cg mods/*.rtrace
+awk -v list=1 -f "$OBJ" mods.cg > defined.txt
+for fo in "run_plugin tp_resolve_O0" "reslib_make libtp_reslib.so" "plug_a_work libtp_resplug_a.so" \
+  "plug_b_work libtp_resplug_b.so"; do
+  has "${fo% *}'s object" defined.txt "^${fo% *} /.*/${fo#* }\$"
+done
+for rule in last self spec; do
+  awk -v rule=$rule -f "$OBJ" mods.cg > objs.txt
+  [ -s objs.txt ] && bad "callees' objects read with cob= rule '$rule': $(head -5 objs.txt)" || ok
+done
+# and in the profiles Callgrind wrote, written back
+for f in vg-default.cg vg-instr.cg multipart.cg inline.cg; do
+  awk -v rule=last -f "$OBJ" "$f.out" > objs.txt
+  [ -s objs.txt ] && bad "$f written back: callees' objects: $(head -5 objs.txt)" || ok
+done
+
 # errors: a profile converts to callgrind only; a cut-off profile is
 # written as far as it was read, and said so
 "$RTRACE" convert --to text "$D/vg-default.cg" > /dev/null 2> err.txt

@@ -4,7 +4,8 @@
 # blocks, the program's own top frame) for what the program allocated
 # itself; validity against docs/valgrind-xml-4.rng (memcheck's XML too);
 # a real consumer, Debian's Test::Valgrind XML parser, must read ours and
-# report what it reports for memcheck's; memcheck's XML read and written
+# report what it reports for memcheck's, valgrind-codequality's rules
+# (GitLab) give the same issues, Jenkins' Valgrind plugin's rules hold; memcheck's XML read and written
 # back is the same bytes; a trace without leak verdicts says no more than
 # it knows; odd bytes in the command line still give well-formed XML.
 . "$(dirname "$0")/lib.sh"
@@ -12,7 +13,7 @@
 P=$PROGRAMS
 RNG=$SRCDIR/docs/valgrind-xml-4.rng
 cd "$TMP" || exit 1
-for tool in valgrind xmllint perl; do
+for tool in valgrind xmllint perl python3; do
   command -v $tool > /dev/null || { echo "$tool is not installed (scripts/setup.sh installs it)" >&2; exit 1; }
 done
 perl -MTest::Valgrind::Parser::XML::Twig -e 1 2> /dev/null ||
@@ -98,6 +99,89 @@ valid() { # NAME FILE
   if xmllint --noout --relaxng "$RNG" "$2" 2> valid.err; then ok; else bad "$1: not valid"; head -5 valid.err >&2; fi
 }
 
+# valgrind-codequality (PyPI; GitLab's Code Quality JSON from Valgrind XML),
+# what its _convert reads, replicated (version 1.3.1, its default options
+# -b and -r set to the test programs' sources): per <error> its <unique>,
+# <kind> and <xwhat><text> or <what>; its first <stack>, skipped when
+# absent or empty, else a list of frames (one lone <frame> makes xmltodict
+# give it a dict, and the tool fails); each frame's <ip> until the first
+# frame with <dir> and <file>, whose <line> must be a number, and whose dir
+# holds the base dir: there dir/file must be readable, and its line's code
+# makes the fingerprint, md5("valgrind-KIND-PATH-CODE"), first one kept.
+# Prints "bad ..." where the tool would fail, then "kind path line md5".
+cat > codequality.py <<'EOF'
+import hashlib, os, sys
+import xml.etree.ElementTree as ET
+xml, base = sys.argv[1:]
+root = ET.parse(xml).getroot()
+out, seen = [], set()
+for e in root.findall('error') if root.tag == 'valgrindoutput' else []:
+    u, kind = e.findtext('unique'), e.findtext('kind')
+    xw = e.find('xwhat')
+    if u is None or kind is None or (xw.findtext('text') if xw is not None else e.findtext('what')) is None:
+        print('bad', u, 'no unique, kind, xwhat/text or what'); continue
+    stacks = e.findall('stack')
+    frames = stacks[0].findall('frame') if stacks else []
+    if len(frames) == 1:
+        print('bad', u, 'one frame'); continue
+    path, line = '', -1
+    for f in frames:
+        if f.find('ip') is None:
+            print('bad', u, 'a frame without ip')
+        if f.find('dir') is not None and f.find('file') is not None:
+            if not (f.findtext('line') or '').isdigit():
+                print('bad', u, 'dir and file without a line'); break
+            line = int(f.findtext('line'))
+            if base in f.findtext('dir'):
+                path = os.path.join(f.findtext('dir'), f.findtext('file')); break
+    if not path:
+        continue
+    with open(path, encoding='utf-8', errors='backslashreplace') as s:
+        lines = s.readlines()
+    code = lines[line - 1].strip() if 0 < line <= len(lines) else ''
+    fp = 'valgrind-' + kind + '-' + path + '-' + code
+    if fp not in seen:
+        seen.add(fp)
+        out.append(' '.join([kind, os.path.relpath(path, base), str(line), hashlib.md5(fp.encode()).hexdigest()]))
+print('\n'.join(sorted(out)))
+EOF
+codequality() { # NAME: rt.xml gives valgrind-codequality memcheck's issues
+  python3 codequality.py vg.xml "$SRCDIR/tests/programs" > vg.cq
+  python3 codequality.py rt.xml "$SRCDIR/tests/programs" > rt.cq
+  ! grep -q '^bad' rt.cq && ok || bad "$1: valgrind-codequality fails on rtrace's XML: $(grep '^bad' rt.cq | head -3)"
+  grep -q . vg.cq && cmp -s vg.cq rt.cq && ok || { bad "$1: valgrind-codequality's issues differ from memcheck's"; diff vg.cq rt.cq >&2; }
+}
+
+# Jenkins' Valgrind plugin (ValgrindSaxParser), its rules: a DOCTYPE is
+# refused and the parse error ignored (an empty report); the process counts
+# only with /valgrindoutput/args/argv/exe; an error whose <kind> is not in
+# its list (memcheck's and helgrind's of protocol 4) is dropped; leaked
+# bytes and blocks are Java ints. Prints what breaks them.
+cat > jenkins.py <<'EOF'
+import sys
+import xml.etree.ElementTree as ET
+kinds = set('''InvalidRead InvalidWrite Leak_DefinitelyLost Leak_PossiblyLost Leak_StillReachable
+  Leak_IndirectlyLost UninitCondition UninitValue Overlap SyscallParam InvalidFree MismatchedFree
+  Race UnlockUnlocked UnlockForeign UnlockBogus PthAPIerror LockOrder Misc'''.split())
+text = open(sys.argv[1], encoding='utf-8').read()
+if '<!DOCTYPE' in text:
+    print('a DOCTYPE')
+root = ET.fromstring(text)
+if root.tag != 'valgrindoutput' or not root.findtext('args/argv/exe'):
+    print('no /valgrindoutput/args/argv/exe')
+for e in root.findall('error'):
+    if e.findtext('kind') not in kinds:
+        print('kind', e.findtext('kind'))
+    for n in ('leakedbytes', 'leakedblocks'):
+        v = e.findtext('xwhat/' + n)
+        if v is not None and not (v.isdigit() and int(v) < 2**31):
+            print(n, v)
+EOF
+jenkins_reads() { # NAME FILE: the Jenkins plugin's rules hold
+  python3 jenkins.py "$2" > jk.err 2>&1
+  [ ! -s jk.err ] && ok || bad "$1: the Jenkins plugin's rules: $(head -3 jk.err | tr '\n' ' ')"
+}
+
 compare() { # NAME PROGRAM ARGS...
   local name=$1 prog=$2
   shift 2
@@ -107,10 +191,12 @@ compare() { # NAME PROGRAM ARGS...
   valid "$name: memcheck's XML" vg.xml
   valid "$name: rtrace's XML" rt.xml
   qt_reads "$name" rt.xml
+  jenkins_reads "$name" rt.xml
   reports vg.xml "$prog" > vg.rep
   reports rt.xml "$prog" > rt.rep
   if [ -s vg.rep ] && cmp -s vg.rep rt.rep; then ok; else
     bad "$name: Test::Valgrind's reports differ from memcheck's"; diff vg.rep rt.rep >&2; fi
+  codequality "$name"
 }
 
 for what in direct list cycle interior globals thread realloc all; do
@@ -125,6 +211,33 @@ T=$(ls -t ./tp_heaperr-*.rtrace | head -n 1)
 "$RTRACE" convert --to xml --show-leak-kinds=all -o conv.xml "$T" 2> conv.err && ok ||
   { bad "convert --to xml"; cat conv.err >&2; }
 check_same "convert --to xml = run --xml-file" rt.xml conv.xml
+
+# --num-callers=3: memcheck cuts its XML stacks at 3 frames, the
+# allocator's included; so does run --xml-file (it wrote them whole).
+# One line per error with a frame in the program, "kind frames-per-stack".
+cat > frames.pl <<'EOF'
+use strict;
+use warnings;
+use XML::Twig;
+my ($file, $prog) = @ARGV;
+my @out;
+XML::Twig->new(twig_handlers => { error => sub {
+  my @st = $_->children('stack');
+  return unless grep { $_->first_child_text('obj') eq $prog } map { $_->children('frame') } @st;
+  push @out, join(' ', $_->first_child_text('kind'), map { scalar $_->children('frame') } @st);
+}})->parsefile($file);
+print "$_\n" for sort @out;
+EOF
+for prog in "tp_leakcheck all" "tp_heaperr mismatch"; do
+  valgrind --leak-check=full --show-leak-kinds=all --num-callers=3 --xml=yes --xml-file=vg.xml $P/$prog > /dev/null 2>&1
+  "$RTRACE" run -o "$TMP" --show-leak-kinds=all --num-callers=3 --xml-file=rt.xml -- $P/$prog > /dev/null 2>&1
+  perl frames.pl vg.xml "$P/${prog% *}" > vg.fr
+  perl frames.pl rt.xml "$P/${prog% *}" > rt.fr
+  [ -s vg.fr ] && cmp -s vg.fr rt.fr && ok || { bad "--num-callers=3 $prog: frames per stack differ from memcheck's"; diff vg.fr rt.fr >&2; }
+done
+# and --show-below-main=yes keeps the frames below main there too
+"$RTRACE" run -o "$TMP" --show-below-main=yes --xml-file=rt.xml -- "$P/tp_leakcheck" direct > /dev/null 2>&1
+grep -q '<fn>__libc_start_call_main</fn>' rt.xml && ok || bad "--show-below-main=yes: no frame below main in the XML"
 
 # memcheck's XML (with suppressions, two tools' kinds) read and written back
 valgrind --leak-check=full --show-leak-kinds=all --gen-suppressions=all --xml=yes --xml-file=vg.xml \

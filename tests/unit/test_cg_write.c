@@ -410,7 +410,9 @@ static const char hand_profile[] =
 
 /* Name ids are the model's plus one; "" is id 0 of every kind (the
  * reader interns it first), so names start at (2). Positions are
- * relative to the last cost line, absolute after fn=/fi=/fe=/fl=. */
+ * relative to the last cost line, absolute after fn=/fi=/fe=/fl=.
+ * other's call to helper names /bin/prog in a cob= although it is ob=:
+ * the last cob= named libc, which a reader that keeps it would read. */
 static const char hand_compressed[] = HAND_HEADER
 	"ob=(2) /bin/prog\n"
 	"fl=(2) prog.c\n"
@@ -439,6 +441,7 @@ static const char hand_compressed[] = HAND_HEADER
 	"fl=(5) other.c\n"
 	"fn=(5) other\n"
 	"0x2000 5 4\n"
+	"cob=(2)\n"
 	"cfi=(2)\n"
 	"cfn=(4)\n"
 	"calls=1 -3840 +25\n"
@@ -482,6 +485,7 @@ static const char hand_plain[] = HAND_HEADER
 	"fl=other.c\n"
 	"fn=other\n"
 	"0x2000 5 4\n"
+	"cob=/bin/prog\n"
 	"cfi=prog.c\n"
 	"cfn=helper\n"
 	"calls=1 0x1100 30\n"

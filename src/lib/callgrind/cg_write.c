@@ -8,7 +8,19 @@
  * the first time in a part, "(id)" after; ids are the model's name ids
  * plus one, so they are the same in every part), subpositions relative
  * to the previous cost line ("+n", "-n", "*"), absolute again after each
- * change of function or file, as Callgrind writes them. */
+ * change of function or file, as Callgrind writes them.
+ *
+ * A call's cob= is written where Callgrind writes it (the callee's object
+ * is not ob=) and also where the last cob= written names another object:
+ * the format makes cob= hold for the next call only (callgrind_annotate,
+ * KCachegrind and Qt Creator forget it after the call, and a cob= naming
+ * ob= reads as none), but gprof2dot keeps the last cob= until the next
+ * self-cost line, so an allocation profile, where callers have no self
+ * cost, gave it the previous callee's object. cfi= stays as Callgrind
+ * writes it: callgrind_annotate strips its working directory from fl=
+ * names and not from cfi= ones, so a cfi= naming the current file would
+ * rename the callee there, and no reader examined keeps cfi= across
+ * calls (gprof2dot names functions without their file). */
 #define _GNU_SOURCE /* qsort_r */
 #include "callgrind/cg_int.h"
 #include "util/out.h"
@@ -36,6 +48,7 @@ typedef struct writer {
 	uint8_t pos[2]; /* positions written: CG_POS_INSTR and/or CG_POS_LINE */
 	uint32_t npos;
 	uint32_t ob, fl, file, fn; /* the current context, CG_NONE: none */
+	uint32_t cob;              /* the last cob= written, CG_NONE: none */
 	uint64_t last[4];          /* the last cost line's positions */
 	bool absolute;             /* the next cost line: absolute positions */
 	uint64_t *sum;             /* cost written, per column of the part */
@@ -230,11 +243,27 @@ static void enter_code(writer *w, uint32_t code)
 	w->absolute = true;
 }
 
+/* cob= for a call to an object: where Callgrind writes it, and where the
+ * last cob= written names another object, which a reader that keeps it
+ * (see atop) would read; a reader that has read none holds no object,
+ * which an unnamed one is (a profile without ob=). */
+static bool cob_needed(const writer *w, uint32_t obj)
+{
+	if (obj != w->ob)
+		return true;
+	if (obj == w->cob)
+		return false;
+	const char *name = cg_profile_name(w->p, CG_OBJECT, obj);
+	return w->cob != CG_NONE || (name && *name);
+}
+
 static void write_call(writer *w, const cg_call *c)
 {
 	const cg_fn *callee = &w->p->fns[c->callee];
-	if (callee->object != w->ob)
+	if (cob_needed(w, callee->object)) {
 		spec(w, "cob", CG_OBJECT, callee->object);
+		w->cob = callee->object;
+	}
 	if (callee->file != w->file)
 		spec(w, "cfi", CG_FILE, callee->file);
 	spec(w, "cfn", CG_FUNCTION, callee->name);
@@ -396,7 +425,7 @@ static void start_part(writer *w, const cg_part *pt)
 	part_positions(w, pt);
 	for (int k = 0; k < 3; k++)
 		memset(w->named[k], 0, cg_profile_name_count(w->p, k));
-	w->ob = w->fl = w->file = w->fn = CG_NONE;
+	w->ob = w->fl = w->file = w->fn = w->cob = CG_NONE;
 	memset(w->last, 0, sizeof w->last);
 	free(w->sum);
 	w->sum = rt_xcalloc(pt->nevents ? pt->nevents : 1, sizeof *w->sum);

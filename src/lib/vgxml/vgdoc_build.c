@@ -172,7 +172,10 @@ static uint32_t stack_with(bld *b, uint32_t fn, uint32_t bt, const rt_vgxml_stac
 	return id;
 }
 
-static uint32_t doc_stack(bld *b, uint32_t fn, uint32_t bt) { return stack_with(b, fn, bt, NULL); }
+static uint32_t doc_stack(bld *b, uint32_t fn, uint32_t bt)
+{
+	return stack_with(b, fn, bt, b->o ? b->o->stack : NULL);
+}
 
 uint32_t rt_vgxml_stack(rt_trace *dst, const rt_trace *src, uint32_t fn, uint32_t bt,
 			const rt_vgxml_stack_opts *o)
