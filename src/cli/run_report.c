@@ -133,6 +133,10 @@ static void heap_in_use(const rt_trace *t, uint64_t *blocks, uint64_t *bytes)
 		*blocks += s->blocks[k];
 		*bytes += s->bytes[k];
 	}
+	if (s) { /* suppressed blocks were in use all the same */
+		*blocks += s->suppressed_blocks;
+		*bytes += s->suppressed_bytes;
+	}
 	for (size_t i = 0; !s && i < rt_trace_call_count(t); i++) {
 		if (calls[i].kind == RT_CALL_ALLOC && rt_trace_res_is(t, calls[i].res_type, "memory")) {
 			++*blocks;
@@ -147,7 +151,7 @@ static void heap_in_use(const rt_trace *t, uint64_t *blocks, uint64_t *bytes)
 static uint64_t heap_summary(const rt_trace *t, const heap_totals *h, int pid, const run_report_opts *o)
 {
 	uint64_t live, live_bytes;
-	leak_counts n = {0, 0};
+	leak_counts n = {.supp = o->supp != NULL};
 	fd_report(t, h->fds, &o->leaks.stack, &n);
 	fd_report_streams(t, &o->leaks.stack);
 	if (!h->memory && rt_trace_resource_count(t) && !rt_trace_find_resource(t, "memory", 6)) {
@@ -164,6 +168,8 @@ static uint64_t heap_summary(const rt_trace *t, const heap_totals *h, int pid, c
 	cli_info("%s", "");
 	report_check_msgs(h, &n);
 	leak_report_leaks(t, &o->leaks, &n);
+	if (o->verbose)
+		leak_report_used_suppressions(t);
 	leak_report_end(&n);
 	return n.errors;
 }
@@ -267,8 +273,10 @@ static uint64_t report_trace(int fd, const char *path, int pid, run_report_opts 
 	rt_trace *t = load_trace(fd, path, &h, o->leaks.stack.num_callers, &st, &err, &rc);
 	uint64_t errors = 0;
 	cli_resolve_opts res = {0};
-	if (!cli_quiet || o->xml_file) /* the program has ended: its modules are still there */
+	if (!cli_quiet || o->xml_file || o->supp) /* the program has ended: its modules are still there */
 		cli_resolve(t, &res);
+	if (o->supp) /* memcheck's stacks: num-callers frames, below main too */
+		rt_supp_apply(o->supp, t, &o->leaks.stack);
 	if (st.incomplete[0]) /* before the summary it makes partial */
 		cli_warning("%s: %s", path, st.incomplete);
 	if (!cli_quiet || o->error_exitcode)
@@ -409,4 +417,6 @@ void run_report_free(run_report_opts *o)
 	free(o->xml_written);
 	o->xml_written = NULL;
 	o->nxml_written = 0;
+	rt_supp_free(o->supp);
+	o->supp = NULL;
 }

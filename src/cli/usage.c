@@ -22,6 +22,14 @@ static void vreport(const char *prefix, const char *fmt, va_list ap)
 	fputc('\n', stderr);
 }
 
+void cli_raw(const char *text)
+{
+	if (cli_quiet)
+		return;
+	fflush(stdout);
+	fputs(text, stderr);
+}
+
 void cli_die(const char *fmt, ...)
 {
 	va_list ap;
