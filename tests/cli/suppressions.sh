@@ -73,6 +73,14 @@ check_same "XML errors left" vg.kinds rt.kinds
 grep -q '<sframe> <fun>_ZN3app10make_cacheEm</fun> </sframe>' gen.xml && ! grep -q '<sframe> <obj>' gen.xml && ok ||
   bad "XML suppressions of C++ frames: $(grep -A3 '<sframe>' gen.xml | head)"
 
+# convert: the trace of a run written as XML with the same suppressions
+"$RTRACE" run -q -o tr --show-leak-kinds=all -- "$P/tp_supp"
+"$RTRACE" convert -q --show-leak-kinds=all --suppressions=hand.supp -o conv.xml tr/tp_supp-*.rtrace
+suppcounts conv.xml > conv.sc
+errkinds conv.xml > conv.kinds
+check_same "convert: suppcounts" vg.sc conv.sc
+check_same "convert: errors left" vg.kinds conv.kinds
+
 # LeakSanitizer files: leak:PATTERN on function (demangled), file, module
 cat > lsan.supp <<'LSAN'
 # LeakSanitizer
