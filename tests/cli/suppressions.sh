@@ -25,28 +25,32 @@ verdict() {
 vg() { valgrind -v --leak-check=full --show-leak-kinds=all "$@" 2>&1; }
 rt() { "$RTRACE" run -v --show-leak-kinds=all "$@" 2>&1; }
 
-compare() { # NAME PROGRAM SUPP...
-  local name=$1 prog=$2 args=()
+compare() { # NAME "PROGRAM [ARG]" SUPP...
+  local name=$1 prog=($2) args=()
   shift 2
   for f in "$@"; do args+=("--suppressions=$f"); done
-  vg "${args[@]}" "$P/$prog" | verdict > "vg.$name"
-  rt "${args[@]}" -- "$P/$prog" | verdict > "rt.$name"
+  vg "${args[@]}" "$P/${prog[@]}" | verdict > "vg.$name"
+  rt "${args[@]}" -- "$P/${prog[@]}" | verdict > "rt.$name"
   grep -q 'suppressed: [1-9]' "vg.$name" && check_same "$name: report as memcheck's" "vg.$name" "rt.$name" ||
     bad "$name: memcheck suppressed nothing: $(cat "vg.$name")"
 }
 
 compare hand tp_supp hand.supp
 
-# --gen-suppressions=all: the blocks, then fed back to both tools
-for prog in tp_supp tp_leaks; do
-  valgrind --leak-check=full --show-leak-kinds=all --gen-suppressions=all "$P/$prog" 2>&1 >/dev/null |
+# --gen-suppressions=all: the blocks, then fed back to both tools (a C
+# program, C++ functions of the program, C++ library code with aliased
+# constructors: tp_heaperr's std::string)
+for run in tp_supp tp_leaks "tp_heaperr heuristics"; do
+  cmd=($run)
+  prog=${cmd[0]}
+  valgrind --leak-check=full --show-leak-kinds=all --gen-suppressions=all "$P/${cmd[@]}" 2>&1 >/dev/null |
     grep -v '^==' > "vg.gen.$prog"
-  "$RTRACE" run --show-leak-kinds=all --gen-suppressions=all -- "$P/$prog" 2>&1 >/dev/null |
+  "$RTRACE" run --show-leak-kinds=all --gen-suppressions=all -- "$P/${cmd[@]}" 2>&1 >/dev/null |
     grep -v '^rtrace:' > "rt.gen.$prog"
   grep -q '^   fun:' "rt.gen.$prog" && check_same "$prog: generated blocks as memcheck's" "vg.gen.$prog" "rt.gen.$prog" ||
     bad "$prog: no suppression generated"
   awk '/<insert_a_suppression_name_here>/ { print "   gen" ++n; next } { print }' "rt.gen.$prog" > "gen.$prog.supp"
-  compare "gen.$prog" "$prog" "gen.$prog.supp"
+  compare "gen.$prog" "$run" "gen.$prog.supp"
 done
 grep -q 'fun:_ZN3app10make_cacheEm' gen.tp_supp.supp && grep -q 'fun:_Znwm' gen.tp_supp.supp &&
   grep -q 'fun:_ZdlPvm' gen.tp_supp.supp && ok || bad "C++ frames: linkage names expected: $(cat gen.tp_supp.supp)"

@@ -165,7 +165,7 @@ static void symbol_name(rt_resolver *r, rt_rmod *m, uint64_t a, rt_rent *e)
 	rt_rsym *sym = rt_resolve_symbol(m, a);
 	if (!sym)
 		return;
-	uint64_t name = rt_resolve_symbol_name(r, sym);
+	uint64_t name = rt_resolve_symbol_name(r, m, sym);
 	if (e->n) { /* a line without a function */
 		uint32_t fn = RT_RNAME_SHOWN(name), linkage = RT_RNAME_LINKAGE(name);
 		r->locs[e->off].fn = rt_resolve_strp(r, fn);

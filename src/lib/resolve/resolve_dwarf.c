@@ -43,13 +43,10 @@ uint64_t rt_resolve_demangle(rt_resolver *r, const char *name)
 }
 
 /* A symbol's name without its version ("__libc_start_main@@GLIBC_2.34"
- * in glibc's symbol table), demangled; kept in the symbol. */
-uint64_t rt_resolve_symbol_name(rt_resolver *r, rt_rsym *sym)
+ * in glibc's symbol table), demangled (RT_RNAME). */
+static uint64_t unversioned_name(rt_resolver *r, const char *name)
 {
-	if (sym->fn_name != RT_RNAME_UNKNOWN)
-		return sym->fn_name;
-	const char *at = strchr(sym->name, '@');
-	const char *name = sym->name;
+	const char *at = strchr(name, '@');
 	if (at && at != name) {
 		size_t len = (size_t)(at - name);
 		rt_grow((void **)&r->buf, &r->cbuf, len + 1, 1);
@@ -57,8 +54,42 @@ uint64_t rt_resolve_symbol_name(rt_resolver *r, rt_rsym *sym)
 		r->buf[len] = '\0';
 		name = r->buf;
 	}
-	sym->fn_name = rt_resolve_demangle(r, name);
-	return sym->fn_name;
+	return rt_resolve_demangle(r, name);
+}
+
+/* Of the aliases at sym's address (sym the first), the one valgrind
+ * names the address by (storage.c's preferName): the shorter name up to
+ * its version, of equal lengths a versioned one, else the first in
+ * alphabetical order; so a constructor is _ZN1AC1Ev, not its alias
+ * _ZN1AC2Ev. */
+static const rt_rsym *preferred_alias(const rt_rmod *m, const rt_rsym *sym)
+{
+	const rt_rsym *best = sym;
+	for (const rt_rsym *s = sym + 1; s < m->syms + m->nsyms && s->addr == sym->addr; s++) {
+		size_t a = strcspn(s->name, "@"), b = strcspn(best->name, "@");
+		bool av = s->name[a] != 0, bv = best->name[b] != 0;
+		if (a < b || (a == b && av && !bv) || (a == b && av == bv && strcmp(s->name, best->name) < 0))
+			best = s;
+	}
+	return best;
+}
+
+/* The symbol's name as shown, kept in the symbol. A C++ name's linkage
+ * name, which valgrind's suppressions match, is that of the alias
+ * valgrind prefers when it shows the same name. */
+uint64_t rt_resolve_symbol_name(rt_resolver *r, const rt_rmod *m, rt_rsym *sym)
+{
+	if (sym->fn_name != RT_RNAME_UNKNOWN)
+		return sym->fn_name;
+	uint64_t name = unversioned_name(r, sym->name);
+	const rt_rsym *p = RT_RNAME_LINKAGE(name) != RT_NONE ? preferred_alias(m, sym) : sym;
+	if (p != sym) {
+		uint64_t alias = unversioned_name(r, p->name);
+		if (RT_RNAME_SHOWN(alias) == RT_RNAME_SHOWN(name) && RT_RNAME_LINKAGE(alias) != RT_NONE)
+			name = alias;
+	}
+	sym->fn_name = name;
+	return name;
 }
 
 /* The attributes a function's name comes from, as dwarf_attr_integrate
@@ -156,7 +187,19 @@ static uint64_t symbol_for_function(rt_resolver *r, rt_rmod *m, Dwarf_Die *die, 
 		if (!strncmp(s->name, fn, n) && (!s->name[n] || s->name[n] == '@'))
 			return name;
 	}
-	return rt_resolve_symbol_name(r, sym);
+	return rt_resolve_symbol_name(r, m, sym);
+}
+
+/* A function DIE's linkage name (RT_RNAME name), as valgrind names it:
+ * by the symbol holding the address, the alias it prefers among those
+ * (rt_resolve_symbol_name), when that shows the same name; a constructor
+ * DWARF names _ZN1AC2Ev is its alias _ZN1AC1Ev then. */
+static uint64_t symbol_linkage(rt_resolver *r, const rt_rmod *m, rt_rsym *sym, uint64_t name)
+{
+	uint64_t s = rt_resolve_symbol_name(r, m, sym);
+	if (RT_RNAME_SHOWN(s) != RT_RNAME_SHOWN(name) || RT_RNAME_LINKAGE(s) == RT_NONE)
+		return name;
+	return RT_RNAME(RT_RNAME_SHOWN(name), RT_RNAME_LINKAGE(s));
 }
 
 /* The name of function DIE die (tag) at libdwfl address a, cached by the
@@ -174,8 +217,10 @@ static uint64_t function_name(rt_resolver *r, rt_rmod *m, Dwarf_Die *die, int ta
 			rt_resolve_hash_put(&m->names, off, 0, name);
 	}
 	rt_rsym *sym;
-	if (RT_RNAME_LINKAGE(name) != RT_NONE || tag != DW_TAG_subprogram || !(sym = rt_resolve_symbol(m, a)))
+	if (tag != DW_TAG_subprogram || !(sym = rt_resolve_symbol(m, a)))
 		return name;
+	if (RT_RNAME_LINKAGE(name) != RT_NONE)
+		return symbol_linkage(r, m, sym, name);
 	if (f && f->named_sym == sym)
 		return f->named;
 	if (f || !rt_resolve_hash_get(&m->names, off, (uintptr_t)sym, &named)) {

@@ -215,7 +215,7 @@ void rt_resolve_lines_free(rt_rlines *l);
 
 /* resolve_dwarf.c */
 uint64_t rt_resolve_demangle(rt_resolver *r, const char *name);
-uint64_t rt_resolve_symbol_name(rt_resolver *r, rt_rsym *sym);
+uint64_t rt_resolve_symbol_name(rt_resolver *r, const rt_rmod *m, rt_rsym *sym);
 void rt_resolve_push(rt_resolver *r, uint64_t name, uint32_t file, uint32_t line);
 /* Appends the inline chain of libdwfl address a in m to r->locs; returns
  * its length (0 when the module has no DWARF for it). */
