@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses (build-fuzz/, clang) if needed and fuzzes,
-# each for a quarter of the given time: the text-protocol reader/writer
+# each for a fifth of the given time: the text-protocol reader/writer
 # (fuzz_text_read), the binary trace reader (fuzz_bin_read), then the
 # Valgrind XML reader (fuzz_vgxml_read), the Callgrind reader and annotate
-# report (fuzz_cg_read).
+# report (fuzz_cg_read), the suppression file reader and matcher
+# (fuzz_supp_read).
 #
-#   scripts/fuzz.sh [SECONDS]        default 60, shared by the four harnesses
+#   scripts/fuzz.sh [SECONDS]        default 60, shared by the five harnesses
 #
 # Seeds of fuzz_text_read: the sp-rtrace conformance fixtures
 # (../shared/fixtures relative to the repository root, or $RTRACE_FIXTURES),
@@ -16,6 +17,8 @@
 # tests/fuzz/regressions-cg/.
 # Seeds of fuzz_vgxml_read: tests/fuzz/corpus-vgxml/ (the files of
 # tests/data/vgxml) and tests/fuzz/regressions-vgxml/.
+# Seeds of fuzz_supp_read: tests/fuzz/corpus-supp/ and
+# tests/fuzz/regressions-supp/ when it exists.
 # Set FUZZ_NO_REGRESSIONS=1 to leave the regression inputs out, e.g. while a
 # known bug is still open. Everything the run writes (new corpus entries,
 # crash inputs, the logs) goes to a temporary directory ($FUZZ_WORKDIR if
@@ -31,7 +34,7 @@ if ! [[ $secs =~ ^[1-9][0-9]*$ ]]; then
   echo "usage: $0 [SECONDS]   (a positive number of seconds, default 60)" >&2
   exit 2
 fi
-share=$((secs / 4 > 0 ? secs / 4 : 1)) # each harness's share
+share=$((secs / 5 > 0 ? secs / 5 : 1)) # each harness's share
 
 fixtures=${RTRACE_FIXTURES:-$root/../shared/fixtures}/sp-rtrace/postproc
 if [ ! -d "$fixtures" ]; then
@@ -50,7 +53,7 @@ else
   # has no rule for it
   cmake -S "$root" -B "$build" -DRTRACE_FUZZ=ON -DRTRACE_TESTS=OFF >/dev/null
 fi
-cmake --build "$build" --target fuzz_text_read fuzz_bin_read fuzz_vgxml_read fuzz_cg_read -j"$(nproc 2>/dev/null || echo 2)" >/dev/null
+cmake --build "$build" --target fuzz_text_read fuzz_bin_read fuzz_vgxml_read fuzz_cg_read fuzz_supp_read -j"$(nproc 2>/dev/null || echo 2)" >/dev/null
 
 work=${FUZZ_WORKDIR:-$(mktemp -d "${TMPDIR:-/tmp}/rtrace-fuzz.XXXXXX")}
 
@@ -130,5 +133,12 @@ copy_seeds "$root/tests/data/callgrind" ""
 rm -f "$corpus/gen.sh"
 [ -n "${FUZZ_NO_REGRESSIONS:-}" ] || copy_seeds "$root/tests/fuzz/regressions-cg" regression-
 fuzz fuzz_cg_read "$root/tests/fuzz/dict/cg.dict" || status=1
+
+# the suppression reader
+corpus=$work/fuzz_supp_read/corpus
+mkdir -p "$corpus" "$work/fuzz_supp_read/artifacts"
+copy_seeds "$root/tests/fuzz/corpus-supp" ""
+[ -n "${FUZZ_NO_REGRESSIONS:-}" ] || copy_seeds "$root/tests/fuzz/regressions-supp" regression-
+fuzz fuzz_supp_read "$root/tests/fuzz/dict/supp.dict" || status=1
 
 exit $status

@@ -48,6 +48,7 @@ typedef struct rt_leak {
 	uint32_t bt;       /* allocation backtrace id or RT_NONE */
 	uint8_t kind;      /* enum rt_leak_kind */
 	uint8_t heuristic; /* enum rt_leak_heuristic, reachable blocks only */
+	uint8_t suppressed; /* its loss record matched a suppression (rtrace/supp.h) */
 } rt_leak;
 
 enum rt_leak_mode { RT_LEAK_CHECK_SUMMARY = 1, RT_LEAK_CHECK_FULL = 2 };
@@ -59,6 +60,9 @@ typedef struct rt_leak_summary {
 	uint64_t heur_bytes[RT_LEAK_HEURISTICS + 1], heur_blocks[RT_LEAK_HEURISTICS + 1];
 	uint64_t checked; /* blocks the check looked at */
 	uint64_t us;      /* time the check took, in microseconds */
+	/* Blocks of suppressed loss records and their direct bytes, left out
+	 * of the kinds above (memcheck's "suppressed:"). */
+	uint64_t suppressed_bytes, suppressed_blocks;
 } rt_leak_summary;
 
 enum rt_heap_error_kind {
@@ -84,6 +88,7 @@ typedef struct rt_heap_error {
 	uint64_t block_addr, block_size;
 	uint32_t alloc_fn, alloc_bt; /* the block's allocation, RT_NONE if unknown */
 	uint32_t free_fn, free_bt;   /* its release (freed blocks), RT_NONE if unknown */
+	uint8_t suppressed; /* matched a suppression (rtrace/supp.h) */
 } rt_heap_error;
 
 /* NULL when the trace has no leak check results. */
@@ -108,6 +113,7 @@ typedef struct rt_loss_record {
 	uint64_t bytes;    /* direct bytes: the blocks' own sizes */
 	uint64_t indirect; /* definitely lost: bytes indirectly lost through them */
 	uint64_t blocks;
+	uint8_t suppressed; /* its blocks matched a suppression: not reported */
 } rt_loss_record;
 
 /* Groups n leaks into loss records as memcheck does (one per kind and
@@ -118,6 +124,23 @@ typedef struct rt_loss_record {
 RTRACE_API rt_loss_record *rt_loss_records(const rt_leak *leaks, size_t n, size_t *count);
 /* The same for the trace's leak verdicts. */
 RTRACE_API rt_loss_record *rt_trace_loss_records(const rt_trace *t, size_t *count);
+
+/* A suppression that suppressed findings of the trace (rt_supp_apply),
+ * as memcheck lists it (-v's used_suppression, the XML's <suppcounts>),
+ * in memcheck's order. */
+typedef struct rt_supp_used {
+	const char *name, *file; /* the suppression's name, its file as given */
+	uint32_t line;           /* of its name */
+	uint64_t count;          /* heap errors and loss records suppressed */
+	bool leak;               /* a leak suppression: */
+	uint64_t bytes, blocks;  /* the bytes (direct and indirect, as memcheck
+				  * counts them here) and blocks it suppressed */
+} rt_supp_used;
+
+/* Adds u (its strings copied) at the end of the list. */
+RTRACE_API void rt_trace_add_supp_used(rt_trace *t, const rt_supp_used *u);
+RTRACE_API size_t rt_trace_supp_used_count(const rt_trace *t);
+RTRACE_API const rt_supp_used *rt_trace_supp_used_at(const rt_trace *t, size_t i);
 
 /* v with its digits grouped by three ("1,234,567"), as memcheck prints
  * sizes and counts; buf: 27 bytes or more. Returns buf. */

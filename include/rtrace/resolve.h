@@ -58,6 +58,7 @@ typedef struct rt_resolve_loc {
 	const char *file; /* NULL when no line is known */
 	uint32_t line;
 	bool demangled; /* fn is a demangled C++ name (printed without "()") */
+	const char *linkage; /* the linkage name fn was demangled from, or NULL */
 } rt_resolve_loc;
 
 typedef struct rt_resolved {

@@ -170,6 +170,11 @@ typedef struct rt_srcloc {
 	uint32_t file;  /* source file path, or RT_NONE */
 	uint32_t line;  /* 0 when unknown */
 	uint32_t flags; /* RT_SRCLOC_* */
+	/* The linkage (mangled) name fn was demangled from, as a string id
+	 * + 1; 0 when fn is the linkage name itself or none is known (an
+	 * initializer that leaves it out says so). Valgrind's suppressions
+	 * match it. */
+	uint32_t linkage;
 } rt_srcloc;
 
 enum { RT_SRCLOC_DEMANGLED = 0x01 /* fn is a demangled C++ name */ };

@@ -128,6 +128,15 @@ typedef struct rt_vgxml_stack_opts {
 RTRACE_API uint32_t rt_vgxml_stack(rt_trace *dst, const rt_trace *src, uint32_t fn, uint32_t bt,
 				   const rt_vgxml_stack_opts *o);
 
+/* The suppression that hides an error of memcheck's kind ("Memcheck:Leak",
+ * "Memcheck:Free") at stack bt of t (one rt_vgxml_stack built), with
+ * its extra line aux ("match-leak-kinds: definite") or NULL, as memcheck's
+ * --gen-suppressions writes it: "{", "<insert_a_suppression_name_here>",
+ * the kind, aux, a "fun:LINKAGE_NAME" line per frame (an inlined call
+ * one of its own), "obj:MODULE" where no linkage name is known, "}",
+ * each line ending in a newline. malloc'ed. */
+RTRACE_API char *rt_vgxml_suppression_text(const rt_trace *t, uint32_t bt, const char *kind, const char *aux);
+
 /* The descriptor errors the memcheck document of t's findings holds
  * in protocol 5 (bad closes, descriptors 3 and up left open): what
  * protocol 4 leaves out. */

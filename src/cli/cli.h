@@ -37,6 +37,9 @@ void cli_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * of the log as memcheck's -q does. */
 void cli_info_to(FILE *fp, int pid);
 void cli_info_summary(bool summary);
+/* text as it is, where cli_info writes, without the "rtrace: " prefix
+ * (the suppressions --gen-suppressions prints, as valgrind prints them). */
+void cli_raw(const char *text);
 /* realloc of n items of size bytes, or death ("out of memory"). */
 void *cli_xrealloc(void *p, size_t n, size_t size);
 
@@ -137,6 +140,12 @@ bool cli_resolve_opts_given(const cli_resolve_opts *o);
 /* Resolves t's backtraces; unreadable modules are warnings. */
 void cli_resolve(rt_trace *t, const cli_resolve_opts *o);
 void cli_resolve_opts_free(cli_resolve_opts *o);
+
+/* suppressions.c: adds the suppressions of the file at path to set (a
+ * new set when NULL) and returns it; a file that cannot be read or is
+ * malformed is an error (file:line:col) and the end, exit status 2. */
+struct rt_supp_set;
+struct rt_supp_set *cli_read_suppressions(struct rt_supp_set *set, const char *path);
 
 /* xml_protocol.c: --xml-protocol's value (4 or 5; else a usage error of
  * cmd), and the warning that forcing 4 leaves t's descriptor errors out. */

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 enum { OPT_NO_RESOLVE = 256, OPT_GEN_SUPP, OPT_SHOW_KINDS, OPT_DUMP_INSTR, OPT_COMPRESS_STRINGS,
-       OPT_COMPRESS_POS, OPT_XML_PROTOCOL };
+       OPT_COMPRESS_POS, OPT_XML_PROTOCOL, OPT_SUPPRESSIONS };
 
 static const cli_option options[] = {
 	{'t', "to", " FORMAT", 't', "text: the rtrace text protocol; xml: Valgrind XML\n"
@@ -39,6 +39,9 @@ static const cli_option options[] = {
 	{0, "compress-pos", "=no", OPT_COMPRESS_POS, "callgrind: absolute line numbers and addresses"},
 	{0, "gen-suppressions", "=MODE", OPT_GEN_SUPP, "xml: all gives each error the suppression\n"
 						       "that would hide it, as memcheck does; no (default)"},
+	{0, "suppressions", "=FILE", OPT_SUPPRESSIONS, "xml, from a trace: hide what a Valgrind or\n"
+						       "LeakSanitizer suppression file matches, as\n"
+						       "rtrace run --suppressions does; repeatable"},
 	{0, "xml-protocol", "=4|5", OPT_XML_PROTOCOL, "xml: protocol of rtrace's findings (default 4, 5\n"
 						      "when there are descriptor errors); 4 leaves\n"
 						      "those out, 5 writes 5 even without them"},
@@ -81,6 +84,7 @@ typedef struct convert_opts {
 	rt_vgxml_write_opts xml;
 	cg_write_opts cg;
 	cg_trace_opts cgt;
+	rt_supp_set *supp; /* --suppressions, or NULL */
 } convert_opts;
 
 static bool ends_with(const char *s, const char *suffix)
@@ -119,6 +123,7 @@ static void parse_value(int c, const char *arg, convert_opts *o)
 		o->xml.gen_suppressions = !strcmp(arg, "all");
 		break;
 	case OPT_XML_PROTOCOL: o->xml.protocol = cli_parse_xml_protocol("convert", arg); break;
+	case OPT_SUPPRESSIONS: o->supp = cli_read_suppressions(o->supp, arg); break;
 	case OPT_SHOW_KINDS:
 		if (!leak_parse_kinds(arg, &o->xml.show_leak_kinds))
 			cli_die_usage("convert", "invalid leak kinds '%s': expected a list of definite, indirect, "
@@ -140,6 +145,7 @@ static void parse_options(int argc, char **argv, convert_opts *o)
 		case OPT_GEN_SUPP:
 		case OPT_SHOW_KINDS:
 		case OPT_XML_PROTOCOL:
+		case OPT_SUPPRESSIONS:
 		case OPT_DUMP_INSTR:
 		case OPT_COMPRESS_STRINGS:
 		case OPT_COMPRESS_POS: parse_value(c, optarg, o); break;
@@ -238,6 +244,10 @@ static void prepare(rt_trace *t, cg_profile **prof, enum cli_format format, conv
 		rt_vgxml_to_heapcheck(t);
 	if (o->to == TO_XML && format != CLI_VGXML && resolve)
 		cli_resolve(t, &o->res); /* the writer builds memcheck's document */
+	if (o->supp && o->to == TO_XML && format != CLI_VGXML) /* memcheck's stacks, 12 frames */
+		rt_supp_apply(o->supp, t, &(rt_vgxml_stack_opts){12, false});
+	else if (o->supp)
+		cli_warning("--suppressions applies to XML written from a trace: ignored");
 	if (o->to == TO_CALLGRIND && format != CLI_CALLGRIND) {
 		if (resolve && format != CLI_VGXML)
 			cli_resolve(t, &o->res);
@@ -273,5 +283,6 @@ out:
 	cg_profile_free(prof);
 	rt_trace_free(t);
 	cli_resolve_opts_free(&o.res);
+	rt_supp_free(o.supp);
 	return status;
 }

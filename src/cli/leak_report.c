@@ -98,26 +98,50 @@ static void print_error(const rt_trace *t, const rt_vgxml_stack_opts *so, const 
 	leak_print_stack(t, so, e->alloc_fn, e->alloc_bt);
 }
 
+/* After an error, with --gen-suppressions, the suppression that hides
+ * it, printed as valgrind prints it: without the report's prefix. */
+static void print_suppression(const rt_trace *t, const leak_opts *o, uint32_t fn, uint32_t bt, const char *kind,
+			      const char *aux)
+{
+	if (!o->gen_suppressions)
+		return;
+	rt_trace *d = rt_trace_new();
+	uint32_t id = rt_vgxml_stack(d, t, fn, bt, &o->stack);
+	char *text = rt_vgxml_suppression_text(d, id, kind, aux);
+	cli_raw(text);
+	free(text);
+	rt_trace_free(d);
+}
+
 void leak_report_errors(const rt_trace *t, const leak_opts *o, leak_counts *n)
 {
 	size_t ne = rt_trace_heap_error_count(t);
 	for (size_t i = 0; i < ne; i++) {
 		const rt_heap_error *e = rt_trace_heap_error_at(t, i);
-		print_error(t, &o->stack, e);
-		cli_info("%s", "");
-		n->errors++;
 		/* a context: an error kind at a place (memcheck's counting) */
 		bool seen = false;
 		for (size_t j = 0; j < i && !seen; j++) {
 			const rt_heap_error *p = rt_trace_heap_error_at(t, j);
 			seen = p->kind == e->kind && p->bt == e->bt && p->fn == e->fn;
 		}
+		if (e->suppressed) {
+			n->supp_errors++;
+			n->supp_contexts += !seen;
+			continue;
+		}
+		print_error(t, &o->stack, e);
+		cli_info("%s", "");
+		if (!seen) /* one per context, as memcheck prints it */
+			print_suppression(t, o, e->fn, e->bt, "Memcheck:Free", NULL);
+		n->errors++;
 		n->contexts += !seen;
 	}
 }
 
-static void print_loss(const rt_trace *t, const rt_vgxml_stack_opts *so, const rt_loss_record *l, size_t i, size_t n)
+static void print_loss(const rt_trace *t, const leak_opts *o, const rt_loss_record *l, size_t i, size_t n)
 {
+	static const char *const kinds[] = {"", "definite", "indirect", "possible", "reachable"};
+	const rt_vgxml_stack_opts *so = &o->stack;
 	char a[32], b[32], c[32], d[32];
 	if (l->kind == RT_LEAK_DEFINITE && l->indirect)
 		cli_info("%s (%s direct, %s indirect) bytes in %s blocks are %s in loss record %s of %zu",
@@ -128,6 +152,9 @@ static void print_loss(const rt_trace *t, const rt_vgxml_stack_opts *so, const r
 		     cli_grouped(l->blocks, c), rt_leak_kind_name(l->kind), cli_grouped(i + 1, b), n);
 	leak_print_stack(t, so, l->fn, l->bt);
 	cli_info("%s", "");
+	char aux[48];
+	snprintf(aux, sizeof aux, "match-leak-kinds: %s", kinds[l->kind <= RT_LEAK_KINDS ? l->kind : 0]);
+	print_suppression(t, o, l->fn, l->bt, "Memcheck:Leak", aux);
 }
 
 static void print_summary(const rt_leak_summary *s)
@@ -145,7 +172,8 @@ static void print_summary(const rt_leak_summary *s)
 				cli_info("                        %-19s: %s bytes in %s blocks", rt_leak_heuristic_name((unsigned)h),
 				     cli_grouped(s->heur_bytes[h], a), cli_grouped(s->heur_blocks[h], b));
 	}
-	cli_info("        suppressed: 0 bytes in 0 blocks");
+	cli_info("        suppressed: %s bytes in %s blocks", cli_grouped(s->suppressed_bytes, a),
+		 cli_grouped(s->suppressed_blocks, b));
 }
 
 void leak_report_leaks(const rt_trace *t, const leak_opts *o, leak_counts *n)
@@ -157,9 +185,15 @@ void leak_report_leaks(const rt_trace *t, const leak_opts *o, leak_counts *n)
 	size_t nr = 0;
 	rt_loss_record *r = rt_trace_loss_records(t, &nr);
 	for (size_t i = 0; i < nr && mode == RT_LEAK_CHECK_FULL; i++) {
+		bool error = o->errors_for & (1u << r[i].kind);
+		if (r[i].suppressed) {
+			n->supp_errors += error;
+			n->supp_contexts += error;
+			continue;
+		}
 		if (o->show & (1u << r[i].kind))
-			print_loss(t, &o->stack, &r[i], i, nr);
-		if (o->errors_for & (1u << r[i].kind)) {
+			print_loss(t, o, &r[i], i, nr);
+		if (error) {
 			n->errors++;
 			n->contexts++;
 		}
@@ -175,6 +209,26 @@ void leak_report_leaks(const rt_trace *t, const leak_opts *o, leak_counts *n)
 
 void leak_report_end(const leak_counts *n)
 {
-	char a[32], b[32];
-	cli_info("ERROR SUMMARY: %s errors from %s contexts", cli_grouped(n->errors, a), cli_grouped(n->contexts, b));
+	char a[32], b[32], c[32], d[32];
+	if (n->supp) /* memcheck's words; without suppressions, rtrace's line stays as it was */
+		cli_info("ERROR SUMMARY: %s errors from %s contexts (suppressed: %s from %s)", cli_grouped(n->errors, a),
+			 cli_grouped(n->contexts, b), cli_grouped(n->supp_errors, c), cli_grouped(n->supp_contexts, d));
+	else
+		cli_info("ERROR SUMMARY: %s errors from %s contexts", cli_grouped(n->errors, a),
+			 cli_grouped(n->contexts, b));
+}
+
+void leak_report_used_suppressions(const rt_trace *t)
+{
+	char a[32], b[32], extra[96] = "";
+	for (size_t i = 0; i < rt_trace_supp_used_count(t); i++) {
+		const rt_supp_used *u = rt_trace_supp_used_at(t, i);
+		if (!i)
+			cli_info("%s", "");
+		if (u->leak)
+			snprintf(extra, sizeof extra, " suppressed: %s bytes in %s blocks", cli_grouped(u->bytes, a),
+				 cli_grouped(u->blocks, b));
+		cli_info("used_suppression: %6" PRIu64 " %s %s:%" PRIu32 "%s", u->count, u->name, u->file, u->line,
+			 u->leak ? extra : "");
+	}
 }

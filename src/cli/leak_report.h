@@ -21,6 +21,7 @@ typedef struct leak_opts {
 	 * may be fuller (with --xml-file it runs in full, as memcheck's
 	 * does), the report is the one asked for. */
 	unsigned mode;
+	bool gen_suppressions; /* print each error's suppression after it */
 } leak_opts;
 
 /* "definite,possible", "all", "none": false when s names no such set. */
@@ -28,6 +29,8 @@ bool leak_parse_kinds(const char *s, unsigned *set);
 
 typedef struct leak_counts {
 	uint64_t errors, contexts;
+	uint64_t supp_errors, supp_contexts; /* suppressed (--suppressions) */
+	bool supp; /* suppressions were given: the ERROR SUMMARY says what they hid */
 } leak_counts;
 
 /* Prints the trace's heap errors, then (with the HEAP SUMMARY printed
@@ -36,6 +39,9 @@ typedef struct leak_counts {
 void leak_report_errors(const rt_trace *t, const leak_opts *o, leak_counts *n);
 void leak_report_leaks(const rt_trace *t, const leak_opts *o, leak_counts *n);
 void leak_report_end(const leak_counts *n);
+/* memcheck's -v list of the suppressions that were used, from the
+ * trace's (rt_supp_apply): "used_suppression: COUNT NAME FILE:LINE". */
+void leak_report_used_suppressions(const rt_trace *t);
 /* "   at FN" then "   by 0xADDR: fn (file:line)" for each frame, as
  * memcheck prints a stack (t resolved before). */
 void leak_print_stack(const rt_trace *t, const rt_vgxml_stack_opts *so, uint32_t fn, uint32_t bt);

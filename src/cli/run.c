@@ -28,7 +28,7 @@
 enum { OPT_FREES = 256, OPT_FOLLOW, OPT_PAUSED, OPT_TOGGLE, OPT_NO_TS, OPT_UNWINDER,
        OPT_LEAK_CHECK, OPT_SHOW_KINDS, OPT_ERROR_KINDS, OPT_ERROR_EXITCODE, OPT_XML_FILE,
        OPT_GEN_SUPP, OPT_LIST_MODULES, OPT_NUM_CALLERS, OPT_BELOW_MAIN, OPT_XML_PROTOCOL,
-       OPT_LOG_FILE, OPT_TOOL, OPT_SHOW_REACHABLE, OPT_TRACE_CHILDREN };
+       OPT_LOG_FILE, OPT_TOOL, OPT_SHOW_REACHABLE, OPT_TRACE_CHILDREN, OPT_SUPPRESSIONS };
 
 static const cli_option options[] = {
 	{'m', "modules", " LIST", 'm', "what to trace, a comma separated list of modules\n"
@@ -81,8 +81,16 @@ static const cli_option options[] = {
 	{0, "xml-protocol", "=4|5", OPT_XML_PROTOCOL, "with --xml-file: the protocol (default 4, 5 when\n"
 						      "there are descriptor errors, -m fd); 4 leaves\n"
 						      "those out, 5 writes 5 even without them"},
-	{0, "gen-suppressions", "=MODE", OPT_GEN_SUPP, "with --xml-file: all gives each error the\n"
-						       "suppression that would hide it; no (default)"},
+	{0, "gen-suppressions", "=MODE", OPT_GEN_SUPP, "all: after each error and loss record, the\n"
+						       "suppression that hides it, as valgrind writes\n"
+						       "it (in the XML file too); yes: the same (the\n"
+						       "report comes after the program, nothing to\n"
+						       "ask); no (default)"},
+	{0, "suppressions", "=FILE", OPT_SUPPRESSIONS, "hide the errors and loss records a Valgrind\n"
+						       "suppression file or a LeakSanitizer one\n"
+						       "(leak:PATTERN lines) matches; repeatable"},
+	{'v', "verbose", NULL, 'v', "also list the suppressions used\n"
+				    "(memcheck -v's used_suppression lines)"},
 	CLI_QUIET_HELP_OPTIONS("only the program's own output (with --log-file:\n"
 			       "the log has the errors, not the summaries)"),
 };
@@ -103,9 +111,10 @@ static const cli_command command = {
 	"found); if a signal killed the program, rtrace run is killed by the\n"
 	"same signal once its reports are out (as valgrind is; no core dump of\n"
 	"its own), so a shell shows 128+N; 127 if it could not be started; 2\n"
-	"on a bad command line or an output directory that cannot be written\n"
-	"(nothing is run); 1 when an XML or log file could not be written (if\n"
-	"the status would be 0 otherwise).\n",
+	"on a bad command line, a suppression file that cannot be read or an\n"
+	"output directory that cannot be written (nothing is run); 1 when an\n"
+	"XML or log file could not be written (if the status would be 0\n"
+	"otherwise).\n",
 	true, /* options end at the program name */
 };
 
@@ -168,9 +177,12 @@ static void parse_leak_option(int c, const char *arg, run_opts *o)
 		o->report.leaks.stack.below_main = parse_yes_no("show-below-main", arg);
 		break;
 	case OPT_GEN_SUPP:
-		if (strcmp(arg, "all") && strcmp(arg, "no"))
-			cli_die_usage("run", "invalid --gen-suppressions '%s': expected all or no", arg);
-		o->report.gen_suppressions = !strcmp(arg, "all");
+		if (strcmp(arg, "all") && strcmp(arg, "yes") && strcmp(arg, "no"))
+			cli_die_usage("run", "invalid --gen-suppressions '%s': expected all, yes or no", arg);
+		o->report.gen_suppressions = o->report.leaks.gen_suppressions = strcmp(arg, "no") != 0;
+		break;
+	case OPT_SUPPRESSIONS:
+		o->report.supp = cli_read_suppressions(o->report.supp, arg);
 		break;
 	case OPT_XML_PROTOCOL:
 		o->report.xml_protocol = cli_parse_xml_protocol("run", arg);
@@ -254,17 +266,17 @@ static int parse_options(int argc, char **argv, run_opts *o)
 		case OPT_NUM_CALLERS:
 		case OPT_BELOW_MAIN:
 		case OPT_GEN_SUPP:
+		case OPT_SUPPRESSIONS:
 		case OPT_XML_PROTOCOL: parse_leak_option(c, optarg, o); break;
 		case OPT_LOG_FILE:
 		case OPT_TOOL:
 		case OPT_SHOW_REACHABLE:
 		case OPT_TRACE_CHILDREN: parse_valgrind_option(c, optarg, o); break;
+		case 'v': o->report.verbose = true; break;
 		}
 	}
 	if (optind >= argc)
 		cli_die_usage("run", "no program to run");
-	if (o->report.gen_suppressions && !o->report.xml_file)
-		cli_die_usage("run", "--gen-suppressions=all applies to --xml-file; add it");
 	if (!o->depth && o->report.leaks.stack.num_callers > 32) /* the tracer's default depth */
 		o->depth = o->report.leaks.stack.num_callers > 256 ? 256 : o->report.leaks.stack.num_callers;
 	if (o->report.xml_protocol && !o->report.xml_file)
@@ -363,7 +375,7 @@ static void set_env(const run_opts *o, const char *preload, const char *manifest
 	setenv(RT_ENV_TOGGLE_SIGNAL, buf, 1);
 	/* memcheck's XML has the full leak check's loss records whatever
 	 * --leak-check says (its report on stderr follows the option) */
-	setenv(RT_ENV_LEAK_CHECK, o->report.xml_file ? "full" : o->leak_check, 1);
+	setenv(RT_ENV_LEAK_CHECK, o->report.xml_file || o->report.supp ? "full" : o->leak_check, 1);
 	setenv(RT_ENV_MODULES, o->modules ? o->modules : RT_ENV_MODULES_DEFAULT, 1);
 }
 

@@ -135,6 +135,10 @@ static void heap_in_use(const rt_trace *t, uint64_t *blocks, uint64_t *bytes)
 		*blocks += s->blocks[k];
 		*bytes += s->bytes[k];
 	}
+	if (s) { /* suppressed blocks were in use all the same */
+		*blocks += s->suppressed_blocks;
+		*bytes += s->suppressed_bytes;
+	}
 	for (size_t i = 0; !s && i < rt_trace_call_count(t); i++) {
 		if (calls[i].kind == RT_CALL_ALLOC && rt_trace_res_is(t, calls[i].res_type, "memory")) {
 			++*blocks;
@@ -149,7 +153,7 @@ static void heap_in_use(const rt_trace *t, uint64_t *blocks, uint64_t *bytes)
 static uint64_t heap_summary(const rt_trace *t, const heap_totals *h, int pid, const run_report_opts *o)
 {
 	uint64_t live, live_bytes;
-	leak_counts n = {0, 0};
+	leak_counts n = {.supp = o->supp != NULL};
 	fd_report(t, h->fds, &o->leaks.stack, &n);
 	fd_report_streams(t, &o->leaks.stack);
 	if (!h->memory && rt_trace_resource_count(t) && !rt_trace_find_resource(t, "memory", 6)) {
@@ -174,6 +178,8 @@ static uint64_t heap_summary(const rt_trace *t, const heap_totals *h, int pid, c
 	report_check_msgs(h, &n);
 	leak_report_leaks(t, &o->leaks, &n); /* its LEAK SUMMARY marks itself a summary */
 	cli_info_summary(true);
+	if (o->verbose)
+		leak_report_used_suppressions(t);
 	leak_report_end(&n);
 	cli_info_summary(false);
 	return n.errors;
@@ -362,8 +368,11 @@ static uint64_t report_trace(int fd, const char *path, int pid, run_report_opts 
 	rt_trace *t = load_trace(fd, path, &h, o->leaks.stack.num_callers, &st, &err, &rc);
 	uint64_t errors = 0;
 	cli_resolve_opts res = {0};
-	if (!cli_quiet || o->xml_file || o->log_file) /* the program has ended: its modules are still there */
+	/* the program has ended: its modules are still there */
+	if (!cli_quiet || o->xml_file || o->log_file || o->supp)
 		cli_resolve(t, &res);
+	if (o->supp) /* memcheck's stacks: num-callers frames, below main too */
+		rt_supp_apply(o->supp, t, &o->leaks.stack);
 	if (st.incomplete[0]) /* before the summary it makes partial */
 		cli_warning("%s: %s", path, st.incomplete);
 	if (!cli_quiet || o->error_exitcode || o->log_file)
@@ -509,4 +518,6 @@ void run_report_free(run_report_opts *o)
 	free(o->log_written);
 	o->log_written = NULL;
 	o->nlog_written = 0;
+	rt_supp_free(o->supp);
+	o->supp = NULL;
 }

@@ -5,6 +5,7 @@
 #define RT_RUN_REPORT_H
 
 #include "leak_report.h"
+#include "rtrace/supp.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -17,6 +18,8 @@ typedef struct run_report_opts {
 	int error_exitcode;     /* 0: the program's status whatever was found */
 	const char *xml_file;   /* --xml-file pattern, or NULL */
 	bool gen_suppressions;
+	rt_supp_set *supp;      /* --suppressions, or NULL */
+	bool verbose;           /* -v: the used suppressions listed */
 	unsigned xml_protocol;  /* --xml-protocol: 0 (4 unless descriptor errors), 4 or 5 */
 	const char *program;    /* as given to exec, for saying why it was not traced */
 	char **xml_written;     /* files this run has written XML to */

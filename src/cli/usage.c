@@ -43,6 +43,18 @@ static void vreport(const char *prefix, const char *fmt, va_list ap)
 	fputc('\n', stderr);
 }
 
+void cli_raw(const char *text)
+{
+	if (log_fp) { /* as valgrind's log has them: no "==PID== " */
+		fputs(text, log_fp);
+		return;
+	}
+	if (cli_quiet)
+		return;
+	fflush(stdout);
+	fputs(text, stderr);
+}
+
 void cli_die(const char *fmt, ...)
 {
 	va_list ap;

@@ -18,6 +18,8 @@ struct rt_hc {
 	size_t nleaks, cleaks;
 	rt_heap_error *errs;
 	size_t nerrs, cerrs;
+	rt_supp_used *used;
+	size_t nused, cused;
 };
 
 static void hc_free(void *data)
@@ -25,6 +27,7 @@ static void hc_free(void *data)
 	struct rt_hc *hc = data;
 	free(hc->leaks);
 	free(hc->errs);
+	free(hc->used);
 	free(hc);
 }
 
@@ -78,6 +81,23 @@ size_t rt_trace_heap_error_count(const rt_trace *t)
 const rt_heap_error *rt_trace_heap_error_at(const rt_trace *t, size_t i) { return &hc_peek(t)->errs[i]; }
 
 rt_heap_error *rt_trace_heap_errors(rt_trace *t) { return hc_get(t)->errs; }
+
+void rt_trace_add_supp_used(rt_trace *t, const rt_supp_used *u)
+{
+	struct rt_hc *hc = hc_get(t);
+	rt_supp_used c = *u;
+	c.name = rt_trace_strdup(t, u->name, strlen(u->name));
+	c.file = rt_trace_strdup(t, u->file, strlen(u->file));
+	RT_PUSH(hc->used, hc->nused, hc->cused, c);
+}
+
+size_t rt_trace_supp_used_count(const rt_trace *t)
+{
+	const struct rt_hc *hc = hc_peek(t);
+	return hc ? hc->nused : 0;
+}
+
+const rt_supp_used *rt_trace_supp_used_at(const rt_trace *t, size_t i) { return &hc_peek(t)->used[i]; }
 
 const char *rt_grouped(uint64_t v, char *buf)
 {
@@ -138,7 +158,7 @@ rt_loss_record *rt_loss_records(const rt_leak *leaks, size_t n, size_t *count)
 	qsort(v, n, sizeof *v, loss_by_place);
 	for (size_t i = 0; i < n; i++) {
 		if (!nr || loss_by_place(&v[i], &v[i - 1]))
-			r[nr++] = (rt_loss_record){v[i]->kind, v[i]->fn, v[i]->bt, 0, 0, 0};
+			r[nr++] = (rt_loss_record){v[i]->kind, v[i]->fn, v[i]->bt, 0, 0, 0, v[i]->suppressed};
 		r[nr - 1].bytes += v[i]->size;
 		r[nr - 1].indirect += v[i]->indirect;
 		r[nr - 1].blocks += v[i]->blocks ? v[i]->blocks : 1;

@@ -165,15 +165,17 @@ static void symbol_name(rt_resolver *r, rt_rmod *m, uint64_t a, rt_rent *e)
 	rt_rsym *sym = rt_resolve_symbol(m, a);
 	if (!sym)
 		return;
-	bool demangled;
-	uint32_t fn = rt_resolve_symbol_name(r, sym, &demangled);
+	uint64_t name = rt_resolve_symbol_name(r, m, sym);
 	if (e->n) { /* a line without a function */
+		uint32_t fn = RT_RNAME_SHOWN(name), linkage = RT_RNAME_LINKAGE(name);
 		r->locs[e->off].fn = rt_resolve_strp(r, fn);
-		r->locs[e->off].demangled = demangled;
+		r->locs[e->off].demangled = linkage != RT_NONE;
+		r->locs[e->off].linkage = linkage != RT_NONE ? rt_resolve_strp(r, linkage) : NULL;
 		r->lids[e->off].fn = fn;
+		r->lids[e->off].linkage = linkage;
 		return;
 	}
-	rt_resolve_push(r, fn, RT_NONE, 0, demangled);
+	rt_resolve_push(r, name, RT_NONE, 0);
 	e->n = 1;
 }
 

@@ -16,13 +16,13 @@ extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *st
 
 #define MAX_SCOPES 128
 
-/* Demangles a C++ symbol; other names come back as they are. Each name is
+/* A name and the name shown for it (RT_RNAME): a C++ symbol demangled,
+ * with its linkage name, other names as they are. Each name is
  * demangled once: the result is kept by the name's interned id. */
-uint32_t rt_resolve_demangle(rt_resolver *r, const char *name, bool *demangled)
+uint64_t rt_resolve_demangle(rt_resolver *r, const char *name)
 {
-	*demangled = false;
 	if (name[0] != '_' || name[1] != 'Z')
-		return rt_resolve_str(r, name, strlen(name));
+		return RT_RNAME(rt_resolve_str(r, name, strlen(name)), RT_NONE);
 	uint32_t id = rt_strtab_intern(&r->mangled, name, strlen(name));
 	if (id >= r->ndemangled) {
 		rt_grow((void **)&r->demangled, &r->cdemangled, id + 1, sizeof *r->demangled);
@@ -36,20 +36,17 @@ uint32_t rt_resolve_demangle(rt_resolver *r, const char *name, bool *demangled)
 		r->demangled[id] = rt_resolve_str(r, s, strlen(s)) + 1;
 		free(d);
 	}
-	*demangled = strcmp(rt_resolve_strp(r, r->demangled[id] - 1), name) != 0;
-	return r->demangled[id] - 1;
+	uint32_t shown = r->demangled[id] - 1;
+	if (!strcmp(rt_resolve_strp(r, shown), name))
+		return RT_RNAME(shown, RT_NONE);
+	return RT_RNAME(shown, rt_resolve_str(r, name, strlen(name)));
 }
 
 /* A symbol's name without its version ("__libc_start_main@@GLIBC_2.34"
- * in glibc's symbol table), demangled; kept in the symbol. */
-uint32_t rt_resolve_symbol_name(rt_resolver *r, rt_rsym *sym, bool *demangled)
+ * in glibc's symbol table), demangled (RT_RNAME). */
+static uint64_t unversioned_name(rt_resolver *r, const char *name)
 {
-	if (sym->fn_id != RT_NONE) {
-		*demangled = sym->demangled;
-		return sym->fn_id;
-	}
-	const char *at = strchr(sym->name, '@');
-	const char *name = sym->name;
+	const char *at = strchr(name, '@');
 	if (at && at != name) {
 		size_t len = (size_t)(at - name);
 		rt_grow((void **)&r->buf, &r->cbuf, len + 1, 1);
@@ -57,15 +54,43 @@ uint32_t rt_resolve_symbol_name(rt_resolver *r, rt_rsym *sym, bool *demangled)
 		r->buf[len] = '\0';
 		name = r->buf;
 	}
-	sym->fn_id = rt_resolve_demangle(r, name, &sym->demangled);
-	*demangled = sym->demangled;
-	return sym->fn_id;
+	return rt_resolve_demangle(r, name);
 }
 
-/* A function's name as cached: its id, and whether it is demangled and
- * a linkage name. */
-#define NAME_DEMANGLED (1ull << 32)
-#define NAME_LINKAGE (1ull << 33)
+/* Of the aliases at sym's address (sym the first), the one valgrind
+ * names the address by (storage.c's preferName): the shorter name up to
+ * its version, of equal lengths a versioned one, else the first in
+ * alphabetical order; so a constructor is _ZN1AC1Ev, not its alias
+ * _ZN1AC2Ev. */
+static const rt_rsym *preferred_alias(const rt_rmod *m, const rt_rsym *sym)
+{
+	const rt_rsym *best = sym;
+	for (const rt_rsym *s = sym + 1; s < m->syms + m->nsyms && s->addr == sym->addr; s++) {
+		size_t a = strcspn(s->name, "@"), b = strcspn(best->name, "@");
+		bool av = s->name[a] != 0, bv = best->name[b] != 0;
+		if (a < b || (a == b && av && !bv) || (a == b && av == bv && strcmp(s->name, best->name) < 0))
+			best = s;
+	}
+	return best;
+}
+
+/* The symbol's name as shown, kept in the symbol. A C++ name's linkage
+ * name, which valgrind's suppressions match, is that of the alias
+ * valgrind prefers when it shows the same name. */
+uint64_t rt_resolve_symbol_name(rt_resolver *r, const rt_rmod *m, rt_rsym *sym)
+{
+	if (sym->fn_name != RT_RNAME_UNKNOWN)
+		return sym->fn_name;
+	uint64_t name = unversioned_name(r, sym->name);
+	const rt_rsym *p = RT_RNAME_LINKAGE(name) != RT_NONE ? preferred_alias(m, sym) : sym;
+	if (p != sym) {
+		uint64_t alias = unversioned_name(r, p->name);
+		if (RT_RNAME_SHOWN(alias) == RT_RNAME_SHOWN(name) && RT_RNAME_LINKAGE(alias) != RT_NONE)
+			name = alias;
+	}
+	sym->fn_name = name;
+	return name;
+}
 
 /* The attributes a function's name comes from, as dwarf_attr_integrate
  * finds them: on the DIE, else on its abstract origin or specification,
@@ -129,17 +154,19 @@ static uint64_t die_name(rt_resolver *r, Dwarf_Die *die)
 {
 	Dwarf_Attribute attr;
 	rt_rattrs found;
-	bool demangled = false, fast = integrate_names(die, &found);
+	bool fast = integrate_names(die, &found);
 	const char *name = fast ? found_string(&found, A_LINKAGE)
 				: dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
 	if (!name)
 		name = fast ? found_string(&found, A_MIPS_LINKAGE)
 			    : dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
-	uint64_t flags = name ? NAME_LINKAGE : 0;
-	if (!name)
-		name = fast ? found_string(&found, A_NAME) : dwarf_diename(die);
-	uint32_t id = name ? rt_resolve_demangle(r, name, &demangled) : RT_NONE;
-	return id | flags | (demangled ? NAME_DEMANGLED : 0);
+	if (name) { /* the linkage name, which valgrind's suppressions match */
+		uint64_t n = rt_resolve_demangle(r, name);
+		uint32_t linkage = RT_RNAME_LINKAGE(n);
+		return RT_RNAME(RT_RNAME_SHOWN(n), linkage != RT_NONE ? linkage : RT_RNAME_SHOWN(n));
+	}
+	name = fast ? found_string(&found, A_NAME) : dwarf_diename(die);
+	return name ? rt_resolve_demangle(r, name) : RT_RNAME(RT_NONE, RT_NONE);
 }
 
 /* A function known by its plain DWARF name (C, or C++ with internal
@@ -154,15 +181,25 @@ static uint64_t symbol_for_function(rt_resolver *r, rt_rmod *m, Dwarf_Die *die, 
 	const rt_rsym *end = m->syms + m->nsyms;
 	if (sym->addr < bias || dwarf_haspc(die, sym->addr - bias) <= 0)
 		return name;
-	const char *fn = (uint32_t)name != RT_NONE ? rt_resolve_strp(r, (uint32_t)name) : NULL;
+	const char *fn = RT_RNAME_SHOWN(name) != RT_NONE ? rt_resolve_strp(r, RT_RNAME_SHOWN(name)) : NULL;
 	for (const rt_rsym *s = sym; fn && s < end && s->addr == sym->addr; s++) {
 		size_t n = strlen(fn);
 		if (!strncmp(s->name, fn, n) && (!s->name[n] || s->name[n] == '@'))
 			return name;
 	}
-	bool demangled;
-	uint32_t id = rt_resolve_symbol_name(r, sym, &demangled);
-	return id | (demangled ? NAME_DEMANGLED : 0);
+	return rt_resolve_symbol_name(r, m, sym);
+}
+
+/* A function DIE's linkage name (RT_RNAME name), as valgrind names it:
+ * by the symbol holding the address, the alias it prefers among those
+ * (rt_resolve_symbol_name), when that shows the same name; a constructor
+ * DWARF names _ZN1AC2Ev is its alias _ZN1AC1Ev then. */
+static uint64_t symbol_linkage(rt_resolver *r, const rt_rmod *m, rt_rsym *sym, uint64_t name)
+{
+	uint64_t s = rt_resolve_symbol_name(r, m, sym);
+	if (RT_RNAME_SHOWN(s) != RT_RNAME_SHOWN(name) || RT_RNAME_LINKAGE(s) == RT_NONE)
+		return name;
+	return RT_RNAME(RT_RNAME_SHOWN(name), RT_RNAME_LINKAGE(s));
 }
 
 /* The name of function DIE die (tag) at libdwfl address a, cached by the
@@ -180,8 +217,10 @@ static uint64_t function_name(rt_resolver *r, rt_rmod *m, Dwarf_Die *die, int ta
 			rt_resolve_hash_put(&m->names, off, 0, name);
 	}
 	rt_rsym *sym;
-	if ((name & NAME_LINKAGE) || tag != DW_TAG_subprogram || !(sym = rt_resolve_symbol(m, a)))
+	if (tag != DW_TAG_subprogram || !(sym = rt_resolve_symbol(m, a)))
 		return name;
+	if (RT_RNAME_LINKAGE(name) != RT_NONE)
+		return symbol_linkage(r, m, sym, name);
 	if (f && f->named_sym == sym)
 		return f->named;
 	if (f || !rt_resolve_hash_get(&m->names, off, (uintptr_t)sym, &named)) {
@@ -256,17 +295,20 @@ static void call_site(rt_resolver *r, rt_rcu *cu, Dwarf_Die *die, uint32_t *file
 	*file = f != RT_NONE && *line ? f : RT_NONE;
 }
 
-void rt_resolve_push(rt_resolver *r, uint32_t fn, uint32_t file, uint32_t line, bool demangled)
+void rt_resolve_push(rt_resolver *r, uint64_t name, uint32_t file, uint32_t line)
 {
 	if (r->nlocs == r->clocs) {
 		size_t cap = r->clocs;
 		rt_grow((void **)&r->locs, &cap, r->nlocs + 1, sizeof *r->locs);
 		rt_grow((void **)&r->lids, &r->clocs, r->nlocs + 1, sizeof *r->lids);
 	}
+	uint32_t fn = RT_RNAME_SHOWN(name), linkage = RT_RNAME_LINKAGE(name);
+	if (linkage == fn)
+		linkage = RT_NONE;
 	r->locs[r->nlocs] = (rt_resolve_loc){fn != RT_NONE ? rt_resolve_strp(r, fn) : NULL,
 					     file != RT_NONE ? rt_resolve_strp(r, file) : NULL, line,
-					     demangled};
-	r->lids[r->nlocs++] = (rt_rlid){fn, file};
+					     linkage != RT_NONE, linkage != RT_NONE ? rt_resolve_strp(r, linkage) : NULL};
+	r->lids[r->nlocs++] = (rt_rlid){fn, file, linkage};
 }
 
 uint32_t rt_resolve_dwarf(rt_resolver *r, rt_rmod *m, uint64_t a)
@@ -291,14 +333,14 @@ uint32_t rt_resolve_dwarf(rt_resolver *r, rt_rmod *m, uint64_t a)
 		if (!is_function(tag))
 			continue;
 		uint64_t name = function_name(r, m, &chain[i], tag, bias, a, i == 0 ? f : NULL);
-		rt_resolve_push(r, (uint32_t)name, file, line, name & NAME_DEMANGLED);
+		rt_resolve_push(r, name, file, line);
 		count++;
 		if (tag != DW_TAG_inlined_subroutine)
 			break;
 		call_site(r, cu, &chain[i], &file, &line); /* the caller's file:line */
 	}
 	if (!count && file != RT_NONE) { /* a line without a function */
-		rt_resolve_push(r, RT_NONE, file, line, false);
+		rt_resolve_push(r, RT_RNAME(RT_NONE, RT_NONE), file, line);
 		count = 1;
 	}
 	return count;

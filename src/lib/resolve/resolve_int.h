@@ -53,8 +53,7 @@ typedef struct rt_rsym {
 	uint64_t addr, size;
 	const char *name;
 	int index;      /* in the symbol table */
-	uint32_t fn_id; /* the name frames show (rt_resolve_symbol_name); RT_NONE until asked */
-	bool demangled;
+	uint64_t fn_name; /* RT_RNAME of its name (rt_resolve_symbol_name); RT_RNAME_UNKNOWN until asked */
 } rt_rsym;
 
 /* A section's bytes, as libdw reads them. */
@@ -113,7 +112,17 @@ typedef struct rt_rent {
 /* The string ids of a loc (rt_resolve_loc holds the strings). */
 typedef struct rt_rlid {
 	uint32_t fn, file;
+	uint32_t linkage; /* the linkage name fn was demangled from, or RT_NONE */
 } rt_rlid;
+
+/* A function's name as the resolver caches it: the id of the name shown
+ * in the low 32 bits, above them the id + 1 of its linkage name (0: none
+ * known). A DWARF name has one when the DIE has a linkage name, a symbol
+ * when its name was demangled; fn is demangled when the two differ. */
+#define RT_RNAME(shown, linkage) \
+	((uint64_t)(uint32_t)(shown) | (uint64_t)((linkage) == RT_NONE ? 0u : (uint32_t)(linkage) + 1u) << 32)
+#define RT_RNAME_SHOWN(n) ((uint32_t)(n))
+#define RT_RNAME_LINKAGE(n) ((n) >> 32 ? (uint32_t)((n) >> 32) - 1u : RT_NONE)
 
 struct rt_resolver {
 	const rt_trace *t;
@@ -205,9 +214,9 @@ size_t rt_resolve_lines_nfiles(const rt_rlines *l);
 void rt_resolve_lines_free(rt_rlines *l);
 
 /* resolve_dwarf.c */
-uint32_t rt_resolve_demangle(rt_resolver *r, const char *name, bool *demangled);
-uint32_t rt_resolve_symbol_name(rt_resolver *r, rt_rsym *sym, bool *demangled);
-void rt_resolve_push(rt_resolver *r, uint32_t fn, uint32_t file, uint32_t line, bool demangled);
+uint64_t rt_resolve_demangle(rt_resolver *r, const char *name);
+uint64_t rt_resolve_symbol_name(rt_resolver *r, const rt_rmod *m, rt_rsym *sym);
+void rt_resolve_push(rt_resolver *r, uint64_t name, uint32_t file, uint32_t line);
 /* Appends the inline chain of libdwfl address a in m to r->locs; returns
  * its length (0 when the module has no DWARF for it). */
 uint32_t rt_resolve_dwarf(rt_resolver *r, rt_rmod *m, uint64_t a);

@@ -78,7 +78,7 @@ static void load_symbols(rt_rmod *m)
 		if (!name || !*name || sym.st_shndx == SHN_UNDEF ||
 		    (type != STT_FUNC && type != STT_GNU_IFUNC))
 			continue;
-		rt_rsym s = {addr, sym.st_size, name, i, RT_NONE, false};
+		rt_rsym s = {addr, sym.st_size, name, i, RT_RNAME_UNKNOWN};
 		RT_PUSH(m->syms, m->nsyms, cap, s);
 	}
 	rt_resolve_sort(m->syms, m->nsyms, sizeof *m->syms, sym_cmp);

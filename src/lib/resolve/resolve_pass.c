@@ -62,6 +62,7 @@ static void record(rt_resolver *r, rt_rent *e)
 		locs[i].file = r->lids[e->off + i].file;
 		locs[i].line = l->line;
 		locs[i].flags = l->demangled ? RT_SRCLOC_DEMANGLED : 0;
+		locs[i].linkage = r->lids[e->off + i].linkage != RT_NONE ? r->lids[e->off + i].linkage + 1 : 0;
 	}
 	rt_rmod *m = &r->mods[r->maps[e->map].mod];
 	if (m->path_id == RT_NONE)

@@ -108,7 +108,8 @@ static rt_frame allocator_frame(bld *b, uint32_t fn)
 	rt_frame f = {0, intern(b->t, shown, strlen(shown))};
 	rt_frame_info fi;
 	if (!rt_trace_frame_info(b->t, &f, &fi)) {
-		rt_srcloc l = {f.text, RT_NONE, 0, a ? RT_SRCLOC_DEMANGLED : 0};
+		rt_srcloc l = {f.text, RT_NONE, 0, a ? RT_SRCLOC_DEMANGLED : 0,
+			       a ? intern(b->t, a->symbol, strlen(a->symbol)) + 1 : 0};
 		rt_trace_set_frame_info(b->t, &f, tracer_module(b), &l, 1);
 	}
 	return f;
@@ -138,7 +139,7 @@ static rt_frame doc_frame(bld *b, const rt_frame *f)
 	rt_srcloc *locs = rt_xmalloc((fi.n ? fi.n : 1) * sizeof *locs);
 	for (uint32_t k = 0; k < fi.n; k++)
 		locs[k] = (rt_srcloc){xstr(b, fi.locs[k].fn), xstr(b, fi.locs[k].file), fi.locs[k].line,
-				      fi.locs[k].flags};
+				      fi.locs[k].flags, fi.locs[k].linkage ? xstr(b, fi.locs[k].linkage - 1) + 1 : 0};
 	rt_trace_set_frame_info(b->t, &nf, module, locs, fi.n);
 	free(locs);
 	return nf;
@@ -197,27 +198,55 @@ static void add_stack(bld *b, uint32_t parent, uint32_t bt)
 
 /* --- suppressions --- */
 
-/* "fun:NAME" with the symbol as memcheck matches it, "obj:MODULE" for a
- * function known only by a demangled name or not at all. */
-static void sframe_text(const rt_trace *t, const rt_frame_info *fi, uint32_t k, char **s, size_t *n)
+/* "fun:NAME" with the linkage name, which memcheck writes and matches,
+ * "obj:MODULE" for a function known only by a demangled name (a Valgrind
+ * XML input's) or not at all. */
+static char *sframe_text(const rt_trace *t, const rt_frame_info *fi, uint32_t k)
 {
 	const rt_srcloc *l = k < fi->n ? &fi->locs[k] : NULL;
 	const char *fn = l && l->fn != RT_NONE ? rt_trace_str(t, l->fn) : NULL;
 	const struct alloc_fn *a = fn ? alloc_fn_of(fn, true) : NULL;
+	if (l && l->linkage)
+		return rt_xasprintf("fun:%s", rt_trace_str(t, l->linkage - 1));
 	bool demangled = fn && !a && ((l->flags & RT_SRCLOC_DEMANGLED) || strpbrk(fn, "(: <"));
 	const char *obj = fi->module == RT_NONE ? "*" : rt_trace_str(t, fi->module);
-	free(*s);
-	*s = fn && !demangled ? rt_xasprintf("fun:%s", a ? a->symbol : fn) : rt_xasprintf("obj:%s", obj);
-	*n = strlen(*s);
+	return fn && !demangled ? rt_xasprintf("fun:%s", a ? a->symbol : fn) : rt_xasprintf("obj:%s", obj);
 }
 
-static void add_sframe(bld *b, uint32_t supp, const char *line, char **raw)
+/* The frame lines of a suppression for stack bt of t, "fun:"/"obj:" each
+ * (an inlined call a line of its own, as valgrind writes them); a
+ * malloc'ed array of *n malloc'ed strings. */
+static char **sframe_lines(const rt_trace *t, uint32_t bt, size_t *n)
 {
-	uint32_t sf = rt_vgxml_add(b->t, supp, "sframe");
-	rt_vgxml_add_text(b->t, sf, line[0] == 'f' ? "fun" : "obj", line + 4, strlen(line + 4));
-	char *r = rt_xasprintf("%s   %s\n", *raw, line);
-	free(*raw);
-	*raw = r;
+	uint32_t nf = bt == RT_NONE ? 0 : rt_trace_bt_len(t, bt);
+	char **v = NULL;
+	size_t cap = 0;
+	*n = 0;
+	for (uint32_t i = 0; i < nf; i++) {
+		rt_frame_info fi = {RT_NONE, 0, NULL};
+		rt_trace_frame_info(t, &rt_trace_bt_frames(t, bt)[i], &fi);
+		for (uint32_t k = 0; k < (fi.n ? fi.n : 1); k++)
+			RT_PUSH(v, *n, cap, sframe_text(t, &fi, k));
+	}
+	return v;
+}
+
+char *rt_vgxml_suppression_text(const rt_trace *t, uint32_t bt, const char *kind, const char *aux)
+{
+	size_t n;
+	char **lines = sframe_lines(t, bt, &n);
+	char *raw = rt_xasprintf("{\n   <insert_a_suppression_name_here>\n   %s\n%s%s%s", kind, aux ? "   " : "",
+				 aux ? aux : "", aux ? "\n" : "");
+	for (size_t i = 0; i < n; i++) {
+		char *r = rt_xasprintf("%s   %s\n", raw, lines[i]);
+		free(raw);
+		free(lines[i]);
+		raw = r;
+	}
+	free(lines);
+	char *r = rt_xasprintf("%s}\n", raw);
+	free(raw);
+	return r;
 }
 
 /* memcheck's <suppression> for an error at stack bt (--gen-suppressions):
@@ -227,29 +256,21 @@ static void add_suppression(bld *b, uint32_t err, const char *kind, const char *
 	uint32_t supp = rt_vgxml_add(b->t, err, "suppression");
 	add(b, supp, "sname", "insert_a_suppression_name_here");
 	add(b, supp, "skind", kind);
-	char *raw = rt_xasprintf("\n{\n   <insert_a_suppression_name_here>\n   %s\n", kind);
-	if (aux) {
+	if (aux)
 		add(b, supp, "skaux", aux);
-		char *r = rt_xasprintf("%s   %s\n", raw, aux);
-		free(raw);
-		raw = r;
+	size_t n;
+	char **lines = sframe_lines(b->t, bt, &n);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t sf = rt_vgxml_add(b->t, supp, "sframe");
+		rt_vgxml_add_text(b->t, sf, lines[i][0] == 'f' ? "fun" : "obj", lines[i] + 4, strlen(lines[i] + 4));
+		free(lines[i]);
 	}
-	uint32_t n = bt == RT_NONE ? 0 : rt_trace_bt_len(b->t, bt);
-	char *line = NULL;
-	size_t len;
-	for (uint32_t i = 0; i < n; i++) {
-		rt_frame_info fi = {RT_NONE, 0, NULL};
-		rt_trace_frame_info(b->t, &rt_trace_bt_frames(b->t, bt)[i], &fi);
-		for (uint32_t k = 0; k < (fi.n ? fi.n : 1); k++) {
-			sframe_text(b->t, &fi, k, &line, &len);
-			add_sframe(b, supp, line, &raw);
-		}
-	}
-	free(line);
-	char *r = rt_xasprintf("%s}\n", raw);
+	free(lines);
+	char *text = rt_vgxml_suppression_text(b->t, bt, kind, aux);
+	char *r = rt_xasprintf("\n%s", text);
 	uint32_t rt = add(b, supp, "rawtext", r);
 	rt_vgxml_set_flags(b->t, rt, RT_VGXML_CDATA);
-	free(raw);
+	free(text);
 	free(r);
 }
 
@@ -437,14 +458,18 @@ static int by_first(const void *a, const void *b)
 }
 
 /* The contexts of the trace's n heap errors, in order of first
- * occurrence (memcheck prints the first, counts the others). */
+ * occurrence (memcheck prints the first, counts the others); suppressed
+ * errors are left out, as memcheck leaves them out of both. */
 static ctx *heap_contexts(const rt_trace *t, size_t n, size_t *count)
 {
 	size_t *ix = rt_xmalloc((n ? n : 1) * sizeof *ix), nc = 0;
 	ctx *c = rt_xmalloc((n ? n : 1) * sizeof *c);
-	for (size_t i = 0; i < n; i++)
-		ix[i] = i;
 	const rt_heap_error *errs = n ? rt_trace_heap_error_at(t, 0) : NULL;
+	size_t all = n;
+	n = 0;
+	for (size_t i = 0; i < all; i++)
+		if (!errs[i].suppressed)
+			ix[n++] = i;
 	qsort_r(ix, n, sizeof *ix, by_context, (void *)errs);
 	for (size_t i = 0; i < n; i++) {
 		const rt_heap_error *e = &errs[ix[i]], *p = i ? &errs[ix[i - 1]] : NULL;
@@ -477,6 +502,19 @@ static void add_errorcounts(bld *b, ctx *c, size_t nc)
 		add_u64(b, p, "count", c[i].count);
 		snprintf(buf, sizeof buf, "0x%" PRIx64, c[i].unique);
 		add(b, p, "unique", buf);
+	}
+}
+
+/* <suppcounts>: the suppressions used, each with its count, in
+ * memcheck's order (rt_supp_apply's). */
+static void add_suppcounts(bld *b)
+{
+	uint32_t sc = rt_vgxml_add(b->t, b->root, "suppcounts");
+	for (size_t i = 0; i < rt_trace_supp_used_count(b->src); i++) {
+		const rt_supp_used *u = rt_trace_supp_used_at(b->src, i);
+		uint32_t p = rt_vgxml_add(b->t, sc, "pair");
+		add_u64(b, p, "count", u->count);
+		add(b, p, "name", u->name);
 	}
 }
 
@@ -565,7 +603,7 @@ static void add_loss_records(bld *b)
 		free(live);
 	}
 	for (size_t i = 0; i < n; i++)
-		if (show & (1u << r[i].kind))
+		if (show & (1u << r[i].kind) && !r[i].suppressed)
 			add_loss_record(b, &r[i], i, n);
 	free(r);
 }
@@ -704,6 +742,6 @@ rt_trace *rt_vgxml_build(const rt_trace *t, const rt_vgxml_write_opts *opts)
 	add_loss_records(&b);
 	add_errorcounts(&b, c, nc);
 	free(c);
-	rt_vgxml_add(b.t, b.root, "suppcounts");
+	add_suppcounts(&b);
 	return b.t;
 }
