@@ -106,9 +106,9 @@ rc=$?
 
 # CTest: the same project, valgrind then rtrace as MEMORYCHECK_COMMAND
 # (defaults for everything else: CTest's own valgrind options)
-memcheck() { # NAME COMMAND
+memcheck() { # NAME COMMAND [CMAKE-ARGS...]
   cmake -S "$SRCDIR/tests/data/ctest-memcheck" -B "$1" -DMEMORYCHECK_COMMAND="$2" \
-        -DMEMORYCHECK_TYPE=Valgrind > "$1.cmake" 2>&1 &&
+        -DMEMORYCHECK_TYPE=Valgrind "${@:3}" > "$1.cmake" 2>&1 &&
     cmake --build "$1" > "$1.build" 2>&1 || { bad "$1: the project did not build: $(tail -5 "$1.cmake" "$1.build")"; return; }
   (cd "$1" && ctest -T memcheck > ../"$1.out" 2>&1)
   sed -n '/^Memory checking results:/,$p' "$1.out" > "$1.results"
@@ -124,4 +124,18 @@ check_same "ctest -T memcheck with valgrind (test broken)" want.results vg.resul
 check_same "ctest -T memcheck: the results with rtrace, as with valgrind" vg.results rt.results
 check_same "DynamicAnalysis.xml with valgrind (test broken)" want.defects vg.defects
 check_same "DynamicAnalysis.xml: the defects per test with rtrace, as with valgrind" vg.defects rt.defects
+# MEMORYCHECK_SUPPRESSIONS_FILE: CTest adds --suppressions=FILE, and the
+# file hides the leak from both
+SUPP=-DMEMORYCHECK_SUPPRESSIONS_FILE=$SRCDIR/tests/data/ctest-memcheck/leak.supp
+memcheck vgs "$(command -v valgrind)" "$SUPP"
+memcheck rts "$RTRACE" "$SUPP"
+grep -q -e "--suppressions=$SRCDIR" rts/Testing/Temporary/LastDynamicAnalysis_*.log &&
+  ok || bad "ctest did not pass --suppressions (test broken)"
+grep -v '^Memory Leak' want.results > want-supp.results
+grep -v '^test leak$\|^Memory Leak' want.defects > want-supp.defects
+check_same "ctest -T memcheck, suppressed, with valgrind (test broken)" want-supp.results vgs.results
+check_same "ctest -T memcheck, suppressed: the results with rtrace, as with valgrind" vgs.results rts.results
+sed -i '/^test leak$/d' vgs.defects rts.defects
+check_same "DynamicAnalysis.xml, suppressed, with valgrind (test broken)" want-supp.defects vgs.defects
+check_same "DynamicAnalysis.xml, suppressed: the defects per test with rtrace, as with valgrind" vgs.defects rts.defects
 finish
