@@ -8,6 +8,7 @@
 #include "rtrace/filter.h"
 #include "rtrace/heapcheck.h"
 #include "rtrace/resolve.h"
+#include "rtrace/sarif.h"
 #include "rtrace/supp.h"
 #include "rtrace/text.h"
 #include "rtrace/trace.h"

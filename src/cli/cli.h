@@ -152,6 +152,13 @@ struct rt_supp_set *cli_read_suppressions(struct rt_supp_set *set, const char *p
 unsigned cli_parse_xml_protocol(const char *cmd, const char *arg);
 void cli_xml_protocol_note(const rt_trace *t, unsigned protocol);
 
+/* sarif_out.c: the findings of the n traces as one SARIF log into fd,
+ * artifact URIs relative to source_root (NULL: the current directory;
+ * one that does not exist is fatal), the memcheck document of rtrace's
+ * findings built with vg. 0 or -errno. */
+int cli_write_sarif(const rt_trace *const *t, size_t n, int fd, const char *source_root,
+		    const rt_vgxml_write_opts *vg);
+
 int cmd_annotate(int argc, char **argv);
 int cmd_postproc(int argc, char **argv);
 int cmd_resolve(int argc, char **argv);

@@ -15,16 +15,18 @@
 #include <unistd.h>
 
 enum { OPT_NO_RESOLVE = 256, OPT_GEN_SUPP, OPT_SHOW_KINDS, OPT_DUMP_INSTR, OPT_COMPRESS_STRINGS,
-       OPT_COMPRESS_POS, OPT_XML_PROTOCOL, OPT_SUPPRESSIONS };
+       OPT_COMPRESS_POS, OPT_XML_PROTOCOL, OPT_SUPPRESSIONS,
+       OPT_SOURCE_ROOT };
 
 static const cli_option options[] = {
 	{'t', "to", " FORMAT", 't', "text: the rtrace text protocol; xml: Valgrind XML\n"
 				    "(memcheck's for rtrace's findings);\n"
 				    "callgrind: an allocation profile in the Callgrind\n"
-				    "format (KCachegrind, callgrind_annotate)\n"
-				    "(default: xml when OUTPUT ends in .xml, callgrind\n"
-				    "when its name starts with callgrind.out or the\n"
-				    "input is a profile, else text)"},
+				    "format (KCachegrind, callgrind_annotate);\n"
+				    "sarif: SARIF 2.1.0 for code scanning (GitHub)\n"
+				    "(default: xml when OUTPUT ends in .xml, sarif in\n"
+				    ".sarif, callgrind when its name starts with\n"
+				    "callgrind.out or the input is a profile, else text)"},
 	{'o', "output", " FILE", 'o', "write FILE (default: standard output)"},
 	{0, "no-resolve", NULL, OPT_NO_RESOLVE, "xml: keep addresses unresolved (by default frames\n"
 						"are resolved first, as Valgrind names them)"},
@@ -33,6 +35,8 @@ static const cli_option options[] = {
 			    "file system",
 			    "no cache of inflated debug files (see\n"
 			    "'rtrace resolve --help')"),
+	{0, "source-root", " DIR", OPT_SOURCE_ROOT, "sarif: file URIs relative to DIR (uriBaseId\n"
+						   "SRCROOT; default: the current directory)"},
 	{0, "dump-instr", "=yes", OPT_DUMP_INSTR, "callgrind: positions by instruction address too\n"
 						  "(the frames' return addresses), not only by line"},
 	{0, "compress-strings", "=no", OPT_COMPRESS_STRINGS, "callgrind: full names on every line"},
@@ -74,10 +78,11 @@ static const cli_command command = {
 	false,
 };
 
-enum { TO_TEXT = 1, TO_XML = 2, TO_CALLGRIND = 3 };
+enum { TO_TEXT = 1, TO_XML = 2, TO_CALLGRIND = 3, TO_SARIF = 4 };
 
 typedef struct convert_opts {
 	const char *input, *output;
+	const char *source_root; /* --source-root, or NULL: the current directory */
 	int to;
 	bool no_resolve;
 	cli_resolve_opts res;
@@ -111,8 +116,10 @@ static void parse_value(int c, const char *arg, convert_opts *o)
 			o->to = TO_XML;
 		else if (!strcmp(arg, "callgrind"))
 			o->to = TO_CALLGRIND;
+		else if (!strcmp(arg, "sarif"))
+			o->to = TO_SARIF;
 		else
-			cli_die_usage("convert", "invalid format '%s': expected text, xml or callgrind", arg);
+			cli_die_usage("convert", "invalid format '%s': expected text, xml, callgrind or sarif", arg);
 		break;
 	case OPT_DUMP_INSTR: o->cgt.instr = yes_no(arg, "--dump-instr"); break;
 	case OPT_COMPRESS_STRINGS: o->cg.no_compress_names = !yes_no(arg, "--compress-strings"); break;
@@ -141,6 +148,7 @@ static void parse_options(int argc, char **argv, convert_opts *o)
 		switch (c) {
 		case 'o': o->output = optarg; break;
 		case OPT_NO_RESOLVE: o->no_resolve = true; break;
+		case OPT_SOURCE_ROOT: o->source_root = optarg; break;
 		case 't':
 		case OPT_GEN_SUPP:
 		case OPT_SHOW_KINDS:
@@ -161,6 +169,8 @@ static void parse_options(int argc, char **argv, convert_opts *o)
 	base = base ? base + 1 : o->output;
 	if (!o->to && o->output && ends_with(o->output, ".xml"))
 		o->to = TO_XML;
+	if (!o->to && o->output && (ends_with(o->output, ".sarif") || ends_with(o->output, ".sarif.json")))
+		o->to = TO_SARIF;
 	if (!o->to && base && !strncmp(base, "callgrind.out", 13))
 		o->to = TO_CALLGRIND;
 }
@@ -207,6 +217,8 @@ static int write_output(rt_trace *t, const cg_profile *prof, const convert_opts 
 	int rc;
 	if (o->to == TO_CALLGRIND) {
 		rc = cg_write_fd(prof, fd, &o->cg);
+	} else if (o->to == TO_SARIF) {
+		rc = cli_write_sarif((const rt_trace *const *)&t, 1, fd, o->source_root, &o->xml);
 	} else if (o->to == TO_XML) {
 		if (!rt_vgxml_doc_count(t)) /* documents read are written as read */
 			cli_xml_protocol_note(t, o->xml.protocol);
@@ -240,9 +252,10 @@ static void profile_warning(void *input, const rt_diag *d)
 static void prepare(rt_trace *t, cg_profile **prof, enum cli_format format, convert_opts *o)
 {
 	bool resolve = !o->no_resolve && !(rt_trace_filter_bits(t) & RT_FILTER_RESOLVE);
-	if (format == CLI_VGXML && o->to != TO_XML)
+	bool vg = o->to == TO_XML || o->to == TO_SARIF; /* writers of Valgrind's documents */
+	if (format == CLI_VGXML && !vg)
 		rt_vgxml_to_heapcheck(t);
-	if (o->to == TO_XML && format != CLI_VGXML && resolve)
+	if (vg && format != CLI_VGXML && resolve)
 		cli_resolve(t, &o->res); /* the writer builds memcheck's document */
 	if (o->supp && o->to == TO_XML && format != CLI_VGXML) /* memcheck's stacks, 12 frames */
 		rt_supp_apply(o->supp, t, &(rt_vgxml_stack_opts){12, false});

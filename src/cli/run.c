@@ -28,7 +28,8 @@
 enum { OPT_FREES = 256, OPT_FOLLOW, OPT_PAUSED, OPT_TOGGLE, OPT_NO_TS, OPT_UNWINDER,
        OPT_LEAK_CHECK, OPT_SHOW_KINDS, OPT_ERROR_KINDS, OPT_ERROR_EXITCODE, OPT_XML_FILE,
        OPT_GEN_SUPP, OPT_LIST_MODULES, OPT_NUM_CALLERS, OPT_BELOW_MAIN, OPT_XML_PROTOCOL,
-       OPT_LOG_FILE, OPT_TOOL, OPT_SHOW_REACHABLE, OPT_TRACE_CHILDREN, OPT_SUPPRESSIONS };
+       OPT_LOG_FILE, OPT_TOOL, OPT_SHOW_REACHABLE, OPT_TRACE_CHILDREN, OPT_SUPPRESSIONS,
+       OPT_SARIF_FILE, OPT_SOURCE_ROOT };
 
 static const cli_option options[] = {
 	{'m', "modules", " LIST", 'm', "what to trace, a comma separated list of modules\n"
@@ -91,6 +92,11 @@ static const cli_option options[] = {
 						       "(leak:PATTERN lines) matches; repeatable"},
 	{'v', "verbose", NULL, 'v', "also list the suppressions used\n"
 				    "(memcheck -v's used_suppression lines)"},
+	{0, "sarif-file", "=FILE", OPT_SARIF_FILE, "also write the findings as SARIF 2.1.0 (GitHub\n"
+						   "code scanning) to FILE, named as --xml-file's;\n"
+						   "processes that share a FILE share its log"},
+	{0, "source-root", "=DIR", OPT_SOURCE_ROOT, "with --sarif-file: file URIs relative to DIR\n"
+						    "(default: the current directory)"},
 	CLI_QUIET_HELP_OPTIONS("only the program's own output (with --log-file:\n"
 			       "the log has the errors, not the summaries)"),
 };
@@ -113,7 +119,7 @@ static const cli_command command = {
 	"its own), so a shell shows 128+N; 127 if it could not be started; 2\n"
 	"on a bad command line, a suppression file that cannot be read or an\n"
 	"output directory that cannot be written (nothing is run); 1 when an\n"
-	"XML or log file could not be written (if the status would be 0\n"
+	"XML, SARIF or log file could not be written (if the status would be 0\n"
 	"otherwise).\n",
 	true, /* options end at the program name */
 };
@@ -187,6 +193,18 @@ static void parse_leak_option(int c, const char *arg, run_opts *o)
 	case OPT_XML_PROTOCOL:
 		o->report.xml_protocol = cli_parse_xml_protocol("run", arg);
 		break;
+	case OPT_SARIF_FILE:
+		if (!*arg)
+			cli_die_usage("run", "--sarif-file needs a file name");
+		o->report.sarif_file = arg;
+		break;
+	case OPT_SOURCE_ROOT: {
+		struct stat st;
+		if (stat(arg, &st) || !S_ISDIR(st.st_mode))
+			cli_die_usage("run", "invalid --source-root '%s': not a directory", arg);
+		o->report.source_root = arg;
+		break;
+	}
 	}
 }
 
@@ -267,7 +285,9 @@ static int parse_options(int argc, char **argv, run_opts *o)
 		case OPT_BELOW_MAIN:
 		case OPT_GEN_SUPP:
 		case OPT_SUPPRESSIONS:
-		case OPT_XML_PROTOCOL: parse_leak_option(c, optarg, o); break;
+		case OPT_XML_PROTOCOL:
+		case OPT_SARIF_FILE:
+		case OPT_SOURCE_ROOT: parse_leak_option(c, optarg, o); break;
 		case OPT_LOG_FILE:
 		case OPT_TOOL:
 		case OPT_SHOW_REACHABLE:
@@ -281,6 +301,8 @@ static int parse_options(int argc, char **argv, run_opts *o)
 		o->depth = o->report.leaks.stack.num_callers > 256 ? 256 : o->report.leaks.stack.num_callers;
 	if (o->report.xml_protocol && !o->report.xml_file)
 		cli_die_usage("run", "--xml-protocol applies to --xml-file; add it");
+	if (o->report.source_root && !o->report.sarif_file)
+		cli_die_usage("run", "--source-root applies to --sarif-file; add it");
 	if (o->start_paused && !o->toggle_signal)
 		o->toggle_signal = SIGUSR1;
 	return optind;
@@ -375,7 +397,7 @@ static void set_env(const run_opts *o, const char *preload, const char *manifest
 	setenv(RT_ENV_TOGGLE_SIGNAL, buf, 1);
 	/* memcheck's XML has the full leak check's loss records whatever
 	 * --leak-check says (its report on stderr follows the option) */
-	setenv(RT_ENV_LEAK_CHECK, o->report.xml_file || o->report.supp ? "full" : o->leak_check, 1);
+	setenv(RT_ENV_LEAK_CHECK, o->report.xml_file || o->report.sarif_file || o->report.supp ? "full" : o->leak_check, 1);
 	setenv(RT_ENV_MODULES, o->modules ? o->modules : RT_ENV_MODULES_DEFAULT, 1);
 }
 

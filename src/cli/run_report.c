@@ -215,19 +215,22 @@ static char *xml_path(const char *pattern, int pid)
 	return out;
 }
 
-/* A new XML file at path, written as the traces are: into a file of its
- * own created next to it (O_EXCL, 0600 whatever the umask), renamed over
- * path once complete, so that a symlink or another user's file at path is
- * replaced, never followed or truncated, and a reader never sees half a
- * document. 0 or -errno. */
-static int xml_replace(rt_trace *t, const char *path, const rt_vgxml_write_opts *xo)
+/* What writes a report file's content into fd: 0 or -errno. */
+typedef int (*report_writer)(int fd, const void *ctx);
+
+/* A new XML (or SARIF) file at path, written as the traces are: into a
+ * file of its own created next to it (O_EXCL, 0600 whatever the umask),
+ * renamed over path once complete, so that a symlink or another user's
+ * file at path is replaced, never followed or truncated, and a reader
+ * never sees half a document. 0 or -errno. */
+static int file_replace(const char *path, report_writer write_fn, const void *ctx)
 {
 	size_t len = strlen(path);
 	char *tmp = cli_xrealloc(NULL, len + 8, 1);
 	memcpy(tmp, path, len);
 	memcpy(tmp + len, ".XXXXXX", 8);
 	int fd = mkostemp(tmp, O_CLOEXEC);
-	int rc = fd < 0 ? -errno : rt_vgxml_write_fd(t, fd, xo);
+	int rc = fd < 0 ? -errno : write_fn(fd, ctx);
 	if (fd >= 0 && close(fd) && !rc)
 		rc = -errno;
 	if (!rc && rename(tmp, path))
@@ -236,6 +239,76 @@ static int xml_replace(rt_trace *t, const char *path, const rt_vgxml_write_opts 
 		unlink(tmp);
 	free(tmp);
 	return rc;
+}
+
+typedef struct xml_job {
+	const rt_trace *t;
+	const rt_vgxml_write_opts *xo;
+} xml_job;
+
+static int write_xml_fd(int fd, const void *ctx)
+{
+	const xml_job *j = ctx;
+	return rt_vgxml_write_fd(j->t, fd, j->xo);
+}
+
+static int xml_replace(rt_trace *t, const char *path, const rt_vgxml_write_opts *xo)
+{
+	xml_job j = {t, xo};
+	return file_replace(path, write_xml_fd, &j);
+}
+
+/* The findings of the processes that write one SARIF file: each one's
+ * memcheck document, kept until the run is over, since a SARIF log is
+ * one JSON document that cannot be appended to. */
+struct run_sarif {
+	char *path;
+	rt_trace **docs;
+	size_t n;
+};
+
+static void keep_sarif(const rt_trace *t, int pid, run_report_opts *o)
+{
+	rt_vgxml_write_opts xo = {false, o->leaks.show ? o->leaks.show : RT_VGXML_SHOW_NONE, 0};
+	char *path = xml_path(o->sarif_file, pid);
+	size_t i = 0;
+	while (i < o->nsarif && strcmp(o->sarif[i].path, path))
+		i++;
+	if (i == o->nsarif) {
+		o->sarif = cli_xrealloc(o->sarif, ++o->nsarif, sizeof *o->sarif);
+		o->sarif[i] = (struct run_sarif){path, NULL, 0};
+	} else {
+		free(path);
+	}
+	struct run_sarif *f = &o->sarif[i];
+	f->docs = cli_xrealloc(f->docs, f->n + 1, sizeof *f->docs);
+	f->docs[f->n++] = rt_vgxml_build(t, &xo);
+}
+
+typedef struct sarif_job {
+	const struct run_sarif *f;
+	const char *root;
+} sarif_job;
+
+static int write_sarif_fd(int fd, const void *ctx)
+{
+	const sarif_job *j = ctx;
+	rt_vgxml_write_opts none = {0};
+	return cli_write_sarif((const rt_trace *const *)j->f->docs, j->f->n, fd, j->root, &none);
+}
+
+/* The SARIF files, once every process's findings are in; one that could
+ * not be written fails the run as an XML file does. */
+static void write_sarif_files(run_report_opts *o)
+{
+	for (size_t i = 0; i < o->nsarif; i++) {
+		sarif_job j = {&o->sarif[i], o->source_root};
+		int rc = file_replace(o->sarif[i].path, write_sarif_fd, &j);
+		if (rc) {
+			cli_error("cannot write the SARIF file '%s': %s", o->sarif[i].path, strerror(-rc));
+			o->xml_failed++;
+		}
+	}
 }
 
 /* Writes a trace's findings, resolved, as Valgrind XML: a new file the
@@ -369,7 +442,7 @@ static uint64_t report_trace(int fd, const char *path, int pid, run_report_opts 
 	uint64_t errors = 0;
 	cli_resolve_opts res = {0};
 	/* the program has ended: its modules are still there */
-	if (!cli_quiet || o->xml_file || o->log_file || o->supp)
+	if (!cli_quiet || o->xml_file || o->log_file || o->sarif_file || o->supp)
 		cli_resolve(t, &res);
 	if (o->supp) /* memcheck's stacks: num-callers frames, below main too */
 		rt_supp_apply(o->supp, t, &o->leaks.stack);
@@ -385,6 +458,8 @@ static uint64_t report_trace(int fd, const char *path, int pid, run_report_opts 
 	*lost = rc || st.incomplete[0];
 	if (o->xml_file)
 		write_xml(t, pid, o);
+	if (o->sarif_file)
+		keep_sarif(t, pid, o);
 	fd_track_free(h.fds);
 	rt_trace_free(t);
 	return errors;
@@ -431,7 +506,8 @@ static uint64_t report_entry(int pid, const char *path, pid_t program, run_repor
 		return 1;
 	}
 	cli_info("trace written to %s", path);
-	if (cli_quiet && !o->error_exitcode && !o->xml_file && !o->log_file) {
+	if (cli_quiet && !o->error_exitcode && !o->xml_file && !o->log_file &&
+	    !o->sarif_file) {
 		close(fd);
 		return 0;
 	}
@@ -497,6 +573,7 @@ uint64_t run_report_traces(const char *manifest, pid_t program, run_report_opts 
 		errors += report_entry(atoi(e), path + 1, program, o);
 	}
 	report_untraced_execs(buf, len, program, o->program);
+	write_sarif_files(o);
 	free(buf);
 	if (!n) {
 		char why[PATH_MAX + 256];
@@ -520,4 +597,13 @@ void run_report_free(run_report_opts *o)
 	o->nlog_written = 0;
 	rt_supp_free(o->supp);
 	o->supp = NULL;
+	for (size_t i = 0; i < o->nsarif; i++) {
+		for (size_t k = 0; k < o->sarif[i].n; k++)
+			rt_trace_free(o->sarif[i].docs[k]);
+		free(o->sarif[i].docs);
+		free(o->sarif[i].path);
+	}
+	free(o->sarif);
+	o->sarif = NULL;
+	o->nsarif = 0;
 }

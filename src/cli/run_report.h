@@ -24,11 +24,15 @@ typedef struct run_report_opts {
 	const char *program;    /* as given to exec, for saying why it was not traced */
 	char **xml_written;     /* files this run has written XML to */
 	size_t nxml_written;
-	unsigned xml_failed;    /* XML files that could not be written */
 	const char *log_file;   /* --log-file pattern, or NULL: the report on stderr */
 	char **log_written;     /* log files this run has written */
 	size_t nlog_written;
 	unsigned log_failed;    /* log files that could not be written */
+	unsigned xml_failed;    /* XML (or SARIF) files that could not be written */
+	const char *sarif_file; /* --sarif-file pattern, or NULL */
+	const char *source_root; /* --source-root, or NULL */
+	struct run_sarif *sarif; /* per SARIF file, the findings of its processes */
+	size_t nsarif;
 } run_report_opts;
 
 /* Prints the traces the run produced (each process announces its file in

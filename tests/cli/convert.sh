@@ -90,7 +90,7 @@ grep -q '<fn>main</fn>' first-stack.xml && grep -q '<file>tp_heaperr.cpp</file>'
 
 # command line
 "$RTRACE" convert --to yaml vg.xml > /dev/null 2> usage.err; [ $? = 2 ] && ok || bad "bad --to exits 2"
-grep -q "expected text, xml or callgrind" usage.err && ok || bad "bad --to message"
+grep -q "expected text, xml, callgrind or sarif" usage.err && ok || bad "bad --to message"
 "$RTRACE" convert > /dev/null 2>&1; [ $? = 2 ] && ok || bad "no input exits 2"
 # a prolog with a BOM, comments, a DOCTYPE (literals and an internal
 # subset holding '>' and ']') before <valgrindoutput>: still Valgrind XML

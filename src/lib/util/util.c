@@ -288,3 +288,18 @@ int rt_stream_fd(int fd, const rt_stream *st)
 	free(buf);
 	return rc;
 }
+
+size_t rt_utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+	if (!len || len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] >= 0xa0) ||
+	    (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] >= 0x90))
+		return 0;
+	return len;
+}

@@ -96,6 +96,11 @@ typedef struct rt_stream {
 /* Returns 0, or what feed/last/error returned to stop. */
 int rt_stream_fd(int fd, const rt_stream *st);
 
+/* Length of the well-formed UTF-8 sequence at s (n bytes available; s[0]
+ * >= 0x80), 0 when it is not one (overlong forms, surrogates, beyond
+ * U+10FFFF, cut short): the writers of text formats escape such bytes. */
+size_t rt_utf8_len(const unsigned char *s, size_t n);
+
 /* The readers' "found ..." in "expected X, found Y": the byte at s
  * ("'x'", "a space", "byte 0x01") or "end of line"; buf: 16 bytes. */
 const char *rt_diag_found(const char *s, const char *end, char *buf, size_t n);

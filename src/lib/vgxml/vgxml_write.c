@@ -30,18 +30,8 @@ typedef struct wr {
  * XML 1.0 may carry, else 0. Only called for bytes >= 0x80. */
 static size_t utf8_len(const unsigned char *s, size_t n)
 {
-	unsigned c = s[0];
-	size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-	if (!len || len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	/* overlong forms, surrogates, beyond U+10FFFF */
-	if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] >= 0xa0) ||
-	    (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] >= 0x90))
-		return 0;
-	if (c == 0xef && s[1] == 0xbf && (s[2] == 0xbe || s[2] == 0xbf)) /* U+FFFE, U+FFFF */
+	size_t len = rt_utf8_len(s, n);
+	if (len == 3 && s[0] == 0xef && s[1] == 0xbf && (s[2] == 0xbe || s[2] == 0xbf)) /* U+FFFE, U+FFFF */
 		return 0;
 	return len;
 }
