@@ -148,6 +148,14 @@ static void print_summary(const rt_leak_summary *s)
 	cli_info("        suppressed: 0 bytes in 0 blocks");
 }
 
+static uint64_t leak_blocks_in_use(const rt_leak_summary *s)
+{
+	uint64_t n = 0;
+	for (int k = 1; k <= RT_LEAK_KINDS; k++)
+		n += s->blocks[k];
+	return n;
+}
+
 void leak_report_leaks(const rt_trace *t, const leak_opts *o, leak_counts *n)
 {
 	const rt_leak_summary *s = rt_trace_leak_summary(t);
@@ -166,6 +174,11 @@ void leak_report_leaks(const rt_trace *t, const leak_opts *o, leak_counts *n)
 	}
 	free(r);
 	cli_info_summary(true); /* memcheck's -q prints its errors, not what follows */
+	if (!leak_blocks_in_use(s)) { /* memcheck's words when nothing is left */
+		cli_info("All heap blocks were freed -- no leaks are possible");
+		cli_info("%s", "");
+		return;
+	}
 	print_summary(s);
 	if (mode == RT_LEAK_CHECK_SUMMARY)
 		cli_info("Rerun with --leak-check=full to see details of leaked memory");

@@ -1,0 +1,34 @@
+# memcheck's verdicts and words, compared with rtrace run's on programs
+# where they once differed (issue 20): tests/programs/tp_verdicts.c and
+# tp_mprotect.c.
+. "$(dirname "$0")/lib.sh"
+: "${PROGRAMS:?}"
+P=$PROGRAMS
+cd "$TMP" || exit 1
+need_valgrind
+
+# A report's lines from HEAP SUMMARY on, prefixes and the pid cut, with
+# valgrind's "For lists of ... rerun with: -s" and "(suppressed: ...)"
+# left out (rtrace has neither).
+tail_of() {
+  sed -E 's/^(==[0-9]+== |rtrace: )//' | sed -n '/^HEAP SUMMARY/,$p' |
+    sed -E -e 's/^HEAP SUMMARY.*/HEAP SUMMARY/' -e '/^For lists of detected/d' \
+      -e 's/ \(suppressed: [0-9]+ from [0-9]+\)$//'
+}
+
+# Nothing in use at exit: memcheck's line instead of a LEAK SUMMARY, on
+# stderr and in --log-file, with --leak-check=full and summary.
+for lc in full summary; do
+  valgrind --leak-check=$lc "$P/tp_verdicts" freed 2> vg.err
+  "$RTRACE" run -o "$TMP" --leak-check=$lc -- "$P/tp_verdicts" freed 2> rt.err
+  tail_of < vg.err > vg.tail
+  tail_of < rt.err > rt.tail
+  if grep -q '^All heap blocks were freed -- no leaks are possible$' rt.tail; then ok; else
+    bad "freed ($lc): no 'All heap blocks were freed'"; cat rt.err >&2; fi
+  check_same "freed ($lc): report's end as memcheck's" vg.tail rt.tail
+  "$RTRACE" run -o "$TMP" --leak-check=$lc --log-file=rt.log -- "$P/tp_verdicts" freed 2> /dev/null
+  tail_of < rt.log > rt.tail
+  check_same "freed ($lc): --log-file's end as memcheck's" vg.tail rt.tail
+done
+
+finish
