@@ -31,4 +31,25 @@ for lc in full summary; do
   check_same "freed ($lc): --log-file's end as memcheck's" vg.tail rt.tail
 done
 
+# Pages of the heap the program made unreadable (mprotect PROT_NONE), and
+# a SIGSEGV handler of its own: the check skips them as memcheck does and
+# runs to its end (the program's handler is never entered from the check:
+# it says "fault caught" once). LEAK SUMMARY as memcheck's.
+summary_of() {
+  sed -E 's/^(==[0-9]+== |rtrace: )//' | sed -n '/^LEAK SUMMARY:$/,/suppressed:/p'
+}
+for arg in "" header; do
+  valgrind --leak-check=full "$P/tp_mprotect" $arg 2> vg.err > vg.out
+  "$RTRACE" run -o "$TMP" -- "$P/tp_mprotect" $arg 2> rt.err > rt.out
+  summary_of < vg.err > vg.sum
+  summary_of < rt.err > rt.sum
+  if [ -s rt.sum ]; then ok; else bad "mprotect $arg: no LEAK SUMMARY"; cat rt.err >&2; fi
+  check_same "mprotect $arg: LEAK SUMMARY as memcheck's" vg.sum rt.sum
+  check_same "mprotect $arg: program output" vg.out rt.out
+done
+"$RTRACE" run -o "$TMP" -- "$P/tp_mprotect" 2> rt.err > /dev/null
+grep -q '^rtrace:      possibly lost: 200,000 bytes in 1 blocks$' rt.err &&
+  grep -q '^rtrace:    still reachable: 201,000 bytes in 2 blocks$' rt.err && ok ||
+  bad "mprotect: not possibly lost 200,000 B/1, reachable 201,000 B/2: $(cat rt.err)"
+
 finish
