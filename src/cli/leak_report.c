@@ -81,6 +81,12 @@ void leak_print_stack(const rt_trace *t, const rt_vgxml_stack_opts *so, uint32_t
 static void print_error(const rt_trace *t, const rt_vgxml_stack_opts *so, const rt_heap_error *e)
 {
 	char size[32];
+	if (e->kind == RT_ERR_FISHY_VALUE) {
+		char what[160];
+		cli_info("%s", rt_heap_error_fishy_what(t, e, what, sizeof what));
+		leak_print_stack(t, so, e->fn, e->bt);
+		return;
+	}
 	cli_info("%s", e->kind == RT_ERR_INVALID_FREE ? "Invalid free() / delete / delete[] / realloc()"
 						   : "Mismatched free() / delete / delete []");
 	leak_print_stack(t, so, e->fn, e->bt);

@@ -52,4 +52,32 @@ grep -q '^rtrace:      possibly lost: 200,000 bytes in 1 blocks$' rt.err &&
   grep -q '^rtrace:    still reachable: 201,000 bytes in 2 blocks$' rt.err && ok ||
   bad "mprotect: not possibly lost 200,000 B/1, reachable 201,000 B/2: $(cat rt.err)"
 
+# Fishy arguments (malloc(-1), calloc(0, -1), ...): memcheck's errors,
+# its words, the program's frame, its ERROR SUMMARY and its XML; the
+# calls return what libc returns without the tracer.
+fishy_of() { # "what | first frame in the program"
+  sed -E 's/^(==[0-9]+== |rtrace: )//' | awk '
+    /^Argument / { what = $0; next }
+    what && /^   by .*tp_verdicts.c/ { sub(/^   by 0x[0-9A-F]+: /, ""); print what " | " $0; what = "" }'
+}
+xml_fishy() { # each FishyValue error: kind, what (newline inside) and what follows
+  awk '/<kind>FishyValue<\/kind>/ { n = 3 } n > 0 { print; n-- }' "$1"
+}
+"$P/tp_verdicts" fishy > native.out
+valgrind --xml=yes --xml-file=vg.xml "$P/tp_verdicts" fishy > /dev/null 2>&1
+valgrind "$P/tp_verdicts" fishy 2> vg.err > vg.out
+"$RTRACE" run -o "$TMP" --xml-file=rt.xml -- "$P/tp_verdicts" fishy 2> rt.err > rt.out
+fishy_of < vg.err > vg.fishy
+fishy_of < rt.err > rt.fishy
+if [ "$(wc -l < vg.fishy)" -eq 9 ]; then ok; else bad "fishy: memcheck's errors: $(cat vg.fishy)"; fi
+check_same "fishy: errors and frames as memcheck's" vg.fishy rt.fishy
+tail_of < vg.err | grep '^ERROR SUMMARY' > vg.sum
+tail_of < rt.err | grep '^ERROR SUMMARY' > rt.sum
+check_same "fishy: ERROR SUMMARY as memcheck's" vg.sum rt.sum
+check_same "fishy: the calls return what libc returns" native.out rt.out
+xml_fishy vg.xml > vg.xfishy
+xml_fishy rt.xml > rt.xfishy
+if [ -s vg.xfishy ] && cmp -s vg.xfishy rt.xfishy; then ok; else
+  bad "fishy: XML FishyValue errors differ from memcheck's"; diff vg.xfishy rt.xfishy >&2; fi
+
 finish
