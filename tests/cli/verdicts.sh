@@ -80,4 +80,13 @@ xml_fishy rt.xml > rt.xfishy
 if [ -s vg.xfishy ] && cmp -s vg.xfishy rt.xfishy; then ok; else
   bad "fishy: XML FishyValue errors differ from memcheck's"; diff vg.xfishy rt.xfishy >&2; fi
 
+# Pointers that died with their frame keep nothing reachable: the issue's
+# program (three blocks realloc'd to 5 bytes), LEAK SUMMARY as memcheck's.
+valgrind --leak-check=full "$P/tp_verdicts" stale 2> vg.err > /dev/null
+"$RTRACE" run -o "$TMP" -- "$P/tp_verdicts" stale 2> rt.err > /dev/null
+summary_of < vg.err > vg.sum
+summary_of < rt.err > rt.sum
+grep -q '^   definitely lost: 15 bytes in 3 blocks$' vg.sum && ok || bad "stale: memcheck's: $(cat vg.sum)"
+check_same "stale: LEAK SUMMARY as memcheck's" vg.sum rt.sum
+
 finish
