@@ -79,6 +79,17 @@ xml_fishy vg.xml > vg.xfishy
 xml_fishy rt.xml > rt.xfishy
 if [ -s vg.xfishy ] && cmp -s vg.xfishy rt.xfishy; then ok; else
   bad "fishy: XML FishyValue errors differ from memcheck's"; diff vg.xfishy rt.xfishy >&2; fi
+# their suppressions: kind, skaux ("malloc(size)"), the program's frames
+valgrind --xml=yes --xml-file=vgs.xml --gen-suppressions=all "$P/tp_verdicts" fishy > /dev/null 2>&1
+"$RTRACE" run -o "$TMP" --xml-file=rts.xml --gen-suppressions=all -- "$P/tp_verdicts" fishy > /dev/null 2>&1
+supps() { # those inside the <error>s (memcheck repeats each after its error)
+  awk '/^<error>/ { e = 1 } /^<\/error>/ { e = 0 } e' "$1" |
+    grep -E '<skind>Memcheck:FishyValue|<skaux>|<fun>(fishy|main)</fun>'
+}
+supps vgs.xml > vg.supps
+supps rts.xml > rt.supps
+if [ -s vg.supps ] && cmp -s vg.supps rt.supps; then ok; else
+  bad "fishy: XML suppressions differ from memcheck's"; diff vg.supps rt.supps >&2; fi
 
 # Pointers that died with their frame keep nothing reachable: the issue's
 # program (three blocks realloc'd to 5 bytes), LEAK SUMMARY as memcheck's.

@@ -396,8 +396,11 @@ static void add_fishy(bld *b, const rt_heap_error *h)
 	add(b, e, "what", what);
 	uint32_t at = doc_stack(b, h->fn, h->bt);
 	add_stack(b, e, at);
-	if (b->o && b->o->gen_suppressions)
-		add_suppression(b, e, "Memcheck:FishyValue", NULL, at);
+	char fn[64], arg[16], aux[96]; /* memcheck's skaux: "malloc(size)" */
+	if (b->o && b->o->gen_suppressions && sscanf(what, "Argument '%15[^']' of function %63s", arg, fn) == 2) {
+		snprintf(aux, sizeof aux, "%s(%s)", fn, arg);
+		add_suppression(b, e, "Memcheck:FishyValue", aux, at);
+	}
 }
 
 static void add_heap_error(bld *b, const rt_heap_error *h)
