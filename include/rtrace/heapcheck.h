@@ -68,7 +68,11 @@ typedef struct rt_leak_summary {
 enum rt_heap_error_kind {
 	RT_ERR_INVALID_FREE = 1,    /* release of a pointer that is no live block */
 	RT_ERR_MISMATCHED_FREE = 2, /* released by another family than allocated */
+	RT_ERR_FISHY_VALUE = 3,     /* a size argument negative as a signed number */
 };
+
+/* The argument of a FishyValue error, as memcheck names it. */
+enum rt_fishy_arg { RT_ARG_SIZE = 1, RT_ARG_NMEMB = 2 };
 
 /* What the released pointer was. */
 enum rt_block_state {
@@ -80,15 +84,18 @@ enum rt_block_state {
 typedef struct rt_heap_error {
 	uint64_t index; /* call index of the release (its CALL may be missing
 			   when the allocator aborted the program) */
-	uint64_t addr;  /* the pointer released */
+	uint64_t addr;  /* the pointer released; FishyValue: the argument's value */
 	uint32_t fn;    /* releasing function (string id) */
 	uint32_t bt;    /* where it was released, or RT_NONE */
 	uint8_t kind;   /* enum rt_heap_error_kind */
-	uint8_t block;  /* enum rt_block_state */
+	uint8_t block;  /* enum rt_block_state (FishyValue: RT_BLOCK_UNKNOWN) */
 	uint64_t block_addr, block_size;
 	uint32_t alloc_fn, alloc_bt; /* the block's allocation, RT_NONE if unknown */
 	uint32_t free_fn, free_bt;   /* its release (freed blocks), RT_NONE if unknown */
 	uint8_t suppressed; /* matched a suppression (rtrace/supp.h) */
+	uint8_t arg; /* FishyValue: enum rt_fishy_arg; fn is the function memcheck
+			names (memalign for posix_memalign, valloc, aligned_alloc;
+			malloc for realloc(NULL, n)), bt the call's stack */
 } rt_heap_error;
 
 /* NULL when the trace has no leak check results. */
@@ -152,6 +159,16 @@ RTRACE_API const char *rt_leak_kind_name(unsigned kind);
 RTRACE_API const char *rt_leak_heuristic_name(unsigned heuristic);
 /* "InvalidFree", "MismatchedFree" (Valgrind's error kind names). */
 RTRACE_API const char *rt_heap_error_kind_name(unsigned kind);
+/* A FishyValue error in memcheck's words, into buf (cap bytes): "Argument
+ * 'size' of function malloc has a fishy (possibly negative) value: -1".
+ * Returns buf. */
+RTRACE_API const char *rt_heap_error_fishy_what(const rt_trace *t, const rt_heap_error *e, char *buf,
+						size_t cap);
+/* A FishyValue error's "function(argument)" in memcheck's names
+ * ("malloc(size)", "__builtin_new(size)"): the line after the kind of
+ * its suppression, which a suppression must equal to match it. */
+RTRACE_API const char *rt_heap_error_fishy_aux(const rt_trace *t, const rt_heap_error *e, char *buf,
+					       size_t cap);
 
 #ifdef __cplusplus
 }

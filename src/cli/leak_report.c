@@ -81,6 +81,12 @@ void leak_print_stack(const rt_trace *t, const rt_vgxml_stack_opts *so, uint32_t
 static void print_error(const rt_trace *t, const rt_vgxml_stack_opts *so, const rt_heap_error *e)
 {
 	char size[32];
+	if (e->kind == RT_ERR_FISHY_VALUE) {
+		char what[160];
+		cli_info("%s", rt_heap_error_fishy_what(t, e, what, sizeof what));
+		leak_print_stack(t, so, e->fn, e->bt);
+		return;
+	}
 	cli_info("%s", e->kind == RT_ERR_INVALID_FREE ? "Invalid free() / delete / delete[] / realloc()"
 						   : "Mismatched free() / delete / delete []");
 	leak_print_stack(t, so, e->fn, e->bt);
@@ -131,7 +137,11 @@ void leak_report_errors(const rt_trace *t, const leak_opts *o, leak_counts *n)
 		}
 		print_error(t, &o->stack, e);
 		cli_info("%s", "");
-		if (!seen) /* one per context, as memcheck prints it */
+		char aux[160];
+		if (!seen && e->kind == RT_ERR_FISHY_VALUE) /* one per context, as memcheck prints it */
+			print_suppression(t, o, e->fn, e->bt, "Memcheck:FishyValue",
+					  rt_heap_error_fishy_aux(t, e, aux, sizeof aux));
+		else if (!seen)
 			print_suppression(t, o, e->fn, e->bt, "Memcheck:Free", NULL);
 		n->errors++;
 		n->contexts += !seen;
@@ -176,6 +186,16 @@ static void print_summary(const rt_leak_summary *s)
 		 cli_grouped(s->suppressed_blocks, b));
 }
 
+/* Blocks in use at exit, the suppressed ones included (memcheck prints
+ * its LEAK SUMMARY when all of them are suppressed). */
+static uint64_t leak_blocks_in_use(const rt_leak_summary *s)
+{
+	uint64_t n = s->suppressed_blocks;
+	for (int k = 1; k <= RT_LEAK_KINDS; k++)
+		n += s->blocks[k];
+	return n;
+}
+
 void leak_report_leaks(const rt_trace *t, const leak_opts *o, leak_counts *n)
 {
 	const rt_leak_summary *s = rt_trace_leak_summary(t);
@@ -200,6 +220,11 @@ void leak_report_leaks(const rt_trace *t, const leak_opts *o, leak_counts *n)
 	}
 	free(r);
 	cli_info_summary(true); /* memcheck's -q prints its errors, not what follows */
+	if (!leak_blocks_in_use(s)) { /* memcheck's words when nothing is left */
+		cli_info("All heap blocks were freed -- no leaks are possible");
+		cli_info("%s", "");
+		return;
+	}
 	print_summary(s);
 	if (mode == RT_LEAK_CHECK_SUMMARY)
 		cli_info("Rerun with --leak-check=full to see details of leaked memory");

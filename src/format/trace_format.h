@@ -176,8 +176,10 @@ enum {
 /* LEAKSUM: the mode byte. */
 enum { RT_TF_LEAKSUM_SUMMARY = 1, RT_TF_LEAKSUM_FULL = 2 };
 
-/* HEAPERR: the kind and block bytes. */
-enum { RT_TF_ERR_INVALID_FREE = 1, RT_TF_ERR_MISMATCHED_FREE = 2 };
+/* HEAPERR: the kind and block bytes; a FishyValue's block byte names the
+ * argument (format 1.3). */
+enum { RT_TF_ERR_INVALID_FREE = 1, RT_TF_ERR_MISMATCHED_FREE = 2, RT_TF_ERR_FISHY_VALUE = 3 };
 enum { RT_TF_BLOCK_UNKNOWN = 0, RT_TF_BLOCK_LIVE = 1, RT_TF_BLOCK_FREED = 2 };
+enum { RT_TF_ARG_SIZE = 1, RT_TF_ARG_NMEMB = 2 };
 
 #endif

@@ -41,6 +41,10 @@ static void leave_heap(int *unused)
 		static void *(*next) params;                                   \
 		if (RT_UNLIKELY(!next))                                        \
 			next = (void *(*)params)next_sym(#sym);                \
+		if (FN == FN_NEW || FN == FN_NEW_NOTHROW)                      \
+			rt_heap_fishy(FN_NEW, HARG_SIZE, n);                   \
+		else if (FN == FN_NEW_ARRAY || FN == FN_NEW_ARRAY_NOTHROW)     \
+			rt_heap_fishy(FN_NEW_ARRAY, HARG_SIZE, n);             \
 		HEAP_SCOPE();                                                  \
 		void *p;                                                       \
 		INNER_CALL(p = next args);                                     \

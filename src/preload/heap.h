@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stdatomic.h>
+#include <sys/types.h>
 
 /* Allocator families: a block must go back through its own family. */
 enum rt_family { FAM_NONE = 0, FAM_MALLOC, FAM_NEW, FAM_NEW_ARRAY };
@@ -15,8 +16,10 @@ enum rt_family { FAM_NONE = 0, FAM_MALLOC, FAM_NEW, FAM_NEW_ARRAY };
 /* How a release went (rt_heap_remove). */
 enum rt_heap_check { HEAP_OK = 0, HEAP_INVALID, HEAP_MISMATCH };
 
-/* Error kinds of the HEAPERR record (docs/binary-format.md). */
-enum { HERR_INVALID_FREE = 1, HERR_MISMATCHED_FREE = 2 };
+/* Error kinds of the HEAPERR record (docs/binary-format.md), and the
+ * arguments of a FishyValue one. */
+enum { HERR_INVALID_FREE = 1, HERR_MISMATCHED_FREE = 2, HERR_FISHY_VALUE = 3 };
+enum { HARG_SIZE = 1, HARG_NMEMB = 2 };
 
 /* What is known of the block an error is about. state: 0 none, 1 live
  * (alloc'd), 2 freed recently. */
@@ -162,6 +165,28 @@ static inline __attribute__((always_inline)) void rt_heap_alloc(int fn, void *p,
 	}
 	rt_heap_insert((uintptr_t)p, size, fn, bt, index);
 	rt_t.busy = 0;
+	errno = err;
+}
+
+/* memcheck's FishyValue: an allocation function's size argument that
+ * would be negative as a signed number (malloc(-1)), reported with the
+ * call's stack; the call itself goes on to the allocator unchanged. fn:
+ * the function memcheck names (memalign for its family, malloc for
+ * realloc(NULL, n)), arg: HARG_SIZE or HARG_NMEMB. Inlined into the
+ * interposer, whose caller's stack rt_heap_bt takes. */
+static inline __attribute__((always_inline)) void rt_heap_fishy(int fn, int arg, size_t value)
+{
+	if (RT_LIKELY((ssize_t)value >= 0) || rt_t.busy || !RT_LOAD(rt_active))
+		return;
+	int err = errno;
+	rt_heap_enter();
+	rt_t.busy = 1;
+	uint64_t index = rt_next_index(), bt = rt_heap_bt();
+	rt_heap_blk blk = {0};
+	blk.state = (uint8_t)arg;
+	rt_heap_write_error(HERR_FISHY_VALUE, index, fn, value, bt, &blk);
+	rt_t.busy = 0;
+	rt_heap_leave();
 	errno = err;
 }
 

@@ -37,6 +37,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <setjmp.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -204,6 +205,34 @@ void rt_leak_reserve(void)
 	rt_leak_reserve_tasks();
 }
 
+/* The scan, from the roots to the cliques, with faults caught: false
+ * (the table unlocked, the trace told why) when one ended it. */
+static bool scan_guarded(scan *s, const entry_state *self, const park_slot *all)
+{
+	static sigjmp_buf env;
+	if (sigsetjmp(env, 1)) {
+		char why[100], hex[2 + 16 + 1] = "0x";
+		uintptr_t a = rt_leak_unguard();
+		for (int i = 0; i < 16; i++)
+			hex[2 + i] = "0123456789abcdef"[(a >> (60 - 4 * i)) & 15];
+		hex[18] = '\0';
+		size_t n = 0;
+		rt_leak_cat(why, sizeof why, &n, "leak check: memory fault at ");
+		rt_leak_cat(why, sizeof why, &n, hex);
+		rt_leak_cat(why, sizeof why, &n, " during the scan; no verdicts");
+		rt_heap_unlock_all();
+		message(why);
+		return false;
+	}
+	rt_leak_guard(&env);
+	rt_leak_scan_roots(s, self);
+	if (all)
+		rt_leak_scan_regs(s, all->regs, NREGS);
+	rt_leak_find_cliques(s);
+	rt_leak_unguard();
+	return true;
+}
+
 /* The whole check, in the exiting thread. Other threads stay stopped: the
  * process ends right after. all: every register of the thread when a
  * signal interrupted it (NULL at a call, where self's are the live ones). */
@@ -225,10 +254,8 @@ static void check_now(bool freeres, const entry_state *self, const park_slot *al
 	s->clique = -1;
 	s->self_sp = self->sp;
 	s->alloc_base = alloc_base;
-	rt_leak_scan_roots(s, self);
-	if (all)
-		rt_leak_scan_regs(s, all->regs, NREGS);
-	rt_leak_find_cliques(s);
+	if (!scan_guarded(s, self, all))
+		return;
 	if (!stopped)
 		message(rt_leak_stop_why());
 	if (mode == LEAK_CHECK_FULL)

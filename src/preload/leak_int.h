@@ -15,6 +15,7 @@
 
 #include "heap.h"
 
+#include <setjmp.h>
 #include <ucontext.h>
 
 #define WORD sizeof(uintptr_t)
@@ -115,7 +116,17 @@ park_slot *rt_leak_parked(unsigned *n);
 /* /proc/self/maps into s->maps and s->v (sorted by address). */
 bool rt_leak_read_maps(scan *s);
 const vma *rt_leak_vma_of(const scan *s, uintptr_t a);
+/* The first mapping ending above a (it may start above a); NULL: none. */
+const vma *rt_leak_vma_from(const scan *s, uintptr_t a);
+/* Whether the n bytes at a (1 if n is 0) are in readable mappings: the
+ * pages the program made inaccessible are skipped, as memcheck skips
+ * them, and a pointer into them is no pointer. */
+bool rt_leak_readable(const scan *s, uintptr_t a, size_t n);
 const char *rt_leak_path_of(const scan *s, const vma *v);
+/* A fault (SIGSEGV, SIGBUS) jumps to env until rt_leak_unguard, which
+ * gives the address of the last fault. */
+void rt_leak_guard(sigjmp_buf *env);
+uintptr_t rt_leak_unguard(void);
 /* Reads memory that may be gone: false instead of a fault. */
 bool rt_leak_safe_read(void *dst, uintptr_t src, size_t n);
 

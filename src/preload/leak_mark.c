@@ -143,6 +143,8 @@ static bool is_vtable(const scan *s, uintptr_t a)
 static int heuristic(const scan *s, const lblk *b, uintptr_t p)
 {
 	const uintptr_t *w = (const uintptr_t *)b->addr;
+	if (!rt_leak_readable(s, b->addr, b->size < 3 * WORD ? b->size : 3 * WORD))
+		return RT_TF_HEUR_NONE; /* its header words are unreadable */
 	if (p == b->addr + 3 * WORD && b->size >= 3 * WORD && 3 * WORD + w[1] + 1 == b->size &&
 	    w[0] <= w[1])
 		return RT_TF_HEUR_STDSTRING;
@@ -168,7 +170,7 @@ static void push(scan *s, long i) { s->stack[s->top++] = (uint32_t)i; }
 static void mark_word(scan *s, uintptr_t v, bool prior_definite)
 {
 	long i = rt_leak_find_block(s, v);
-	if (i < 0)
+	if (i < 0 || !rt_leak_readable(s, v, 1)) /* memcheck's: no pointer then */
 		return;
 	lblk *b = &s->b[i];
 	if (s->clique >= 0) {
@@ -205,7 +207,7 @@ static void mark_word(scan *s, uintptr_t v, bool prior_definite)
 static bool is_next_chunk(const scan *s, uintptr_t v)
 {
 	long i = rt_leak_find_block(s, v);
-	if (i < 0 || v == s->b[i].addr || s->b[i].addr % 16)
+	if (i < 0 || v == s->b[i].addr || s->b[i].addr % 16 || !rt_leak_readable(s, s->b[i].addr - WORD, WORD))
 		return false;
 	size_t hdr = ((const size_t *)s->b[i].addr)[-1] & ~(size_t)7;
 	return v == s->b[i].addr - 16 + hdr;
@@ -218,6 +220,21 @@ static void scan_words(scan *s, const uintptr_t *w, size_t n, bool prior_definit
 			mark_word(s, w[i], prior_definite);
 }
 
+/* A block's words, on its readable pages only (mappings are page
+ * aligned, from and to word aligned). */
+static void scan_block(scan *s, uintptr_t from, uintptr_t to, bool definite)
+{
+	while (from < to) {
+		const vma *v = rt_leak_vma_from(s, from);
+		if (!v || v->lo >= to)
+			return;
+		uintptr_t lo = v->lo > from ? v->lo : from, hi = v->hi < to ? v->hi : to;
+		if (v->r)
+			scan_words(s, (const uintptr_t *)lo, (hi - lo) / WORD, definite);
+		from = hi;
+	}
+}
+
 static void drain(scan *s)
 {
 	while (s->top) {
@@ -226,7 +243,7 @@ static void drain(scan *s)
 		uintptr_t from = (b->addr + WORD - 1) & ~(WORD - 1);
 		uintptr_t to = (b->addr + b->size) & ~(WORD - 1);
 		if (to > from)
-			scan_words(s, (const uintptr_t *)from, (to - from) / WORD, definite);
+			scan_block(s, from, to, definite);
 	}
 }
 

@@ -48,13 +48,18 @@ static void exclude(scan *s, uintptr_t lo, uintptr_t hi)
 
 /* Blocks glibc served with mmap of their own: the chunk header says so
  * (IS_MMAPPED, and the alignment offset in prev_size). Checked against
- * the mappings, so that another allocator's headers exclude nothing. */
+ * the mappings, so that another allocator's headers exclude nothing. A
+ * block whose header the program made unreadable is no root either. */
 static void exclude_mmapped_chunks(scan *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
 		uintptr_t a = s->b[i].addr;
 		if (a % 16 || a < 4096)
 			continue;
+		if (!rt_leak_readable(s, a - 16, 16)) { /* made unreadable: the block at least */
+			exclude(s, a, a + s->b[i].size);
+			continue;
+		}
 		size_t hdr = ((const size_t *)a)[-1], prev = ((const size_t *)a)[-2];
 		if (!(hdr & 2) || (hdr & 1) || prev >= ((size_t)1 << 20))
 			continue;

@@ -9,8 +9,9 @@
  * is then scanned whole and its registers are unknown.
  *
  * /proc/self/maps (maps.c) becomes a sorted table of mappings; memory
- * that may have gone is read with process_vm_readv, so an unmapped or
- * truncated page is skipped instead of faulting. */
+ * that may have gone (the roots) is read with process_vm_readv, so an
+ * unmapped or truncated page is skipped instead of faulting; heap blocks
+ * are read where the table says their pages are readable. */
 #define _GNU_SOURCE
 #include "leak_int.h"
 #include "maps.h"
@@ -21,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -282,7 +284,7 @@ bool rt_leak_read_maps(scan *s)
 	return true;
 }
 
-const vma *rt_leak_vma_of(const scan *s, uintptr_t a)
+const vma *rt_leak_vma_from(const scan *s, uintptr_t a)
 {
 	size_t l = 0, r = s->nv;
 	while (l < r) {
@@ -292,7 +294,31 @@ const vma *rt_leak_vma_of(const scan *s, uintptr_t a)
 		else
 			r = m;
 	}
-	return l < s->nv && s->v[l].lo <= a ? &s->v[l] : NULL;
+	return l < s->nv ? &s->v[l] : NULL;
+}
+
+const vma *rt_leak_vma_of(const scan *s, uintptr_t a)
+{
+	const vma *v = rt_leak_vma_from(s, a);
+	return v && v->lo <= a ? v : NULL;
+}
+
+/* Heap memory is read directly, which is ~250 times faster than
+ * process_vm_readv (measured: 5 ns against 1.3 us a block), and a fault
+ * cannot be caught there: the program's own SIGSEGV handler would take
+ * it. So the pages are checked against the mappings instead, read when
+ * the check began, with the program's threads stopped (mprotect splits a
+ * mapping, so a PROT_NONE page is a mapping of its own). */
+bool rt_leak_readable(const scan *s, uintptr_t a, size_t n)
+{
+	uintptr_t end = a + (n ? n : 1);
+	while (a < end) {
+		const vma *v = rt_leak_vma_of(s, a);
+		if (!v || !v->r)
+			return false;
+		a = v->hi;
+	}
+	return true;
 }
 
 const char *rt_leak_path_of(const scan *s, const vma *v) { return v->path ? s->maps + v->path : ""; }
@@ -302,3 +328,40 @@ bool rt_leak_safe_read(void *dst, uintptr_t src, size_t n)
 	struct iovec l = {dst, n}, r = {(void *)src, n};
 	return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == (ssize_t)n;
 }
+
+/* --- a fault during the scan --- */
+
+static sigjmp_buf *guard_env;
+static struct sigaction guard_old[2];
+static _Atomic uintptr_t guard_addr;
+static const int guard_sigs[2] = {SIGSEGV, SIGBUS};
+
+static void on_guard_fault(int sig, siginfo_t *si, void *ctx)
+{
+	(void)ctx;
+	atomic_store(&guard_addr, (uintptr_t)si->si_addr);
+	siglongjmp(*guard_env, sig);
+}
+
+/* The scan reads only what the mappings say is readable; should a read
+ * fault all the same, the check must end and say so rather than leave
+ * through the program's own SIGSEGV handler (a siglongjmp of its own) or
+ * die: the tracer's handler jumps back to env for the time of the scan.
+ * Set with the interposed sigaction, which keeps the program's view. */
+void rt_leak_guard(sigjmp_buf *env)
+{
+	struct sigaction sa = {.sa_sigaction = on_guard_fault, .sa_flags = SA_SIGINFO | SA_NODEFER};
+	sigfillset(&sa.sa_mask);
+	guard_env = env;
+	for (int i = 0; i < 2; i++)
+		sigaction(guard_sigs[i], &sa, &guard_old[i]);
+}
+
+uintptr_t rt_leak_unguard(void)
+{
+	for (int i = 0; i < 2; i++)
+		sigaction(guard_sigs[i], &guard_old[i], NULL);
+	guard_env = NULL;
+	return atomic_load(&guard_addr);
+}
+

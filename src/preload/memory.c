@@ -92,6 +92,7 @@ RT_EXPORT void *malloc(size_t n)
 		if (!real.malloc)
 			return boot_alloc(n);
 	}
+	rt_heap_fishy(FN_MALLOC, HARG_SIZE, n);
 	rt_heap_enter();
 	void *p = real.malloc(n);
 	if (p)
@@ -111,6 +112,11 @@ RT_EXPORT void *calloc(size_t n, size_t size)
 			}
 			return boot_alloc(n * size); /* zeroed: static storage */
 		}
+	}
+	if (!size || n <= SIZE_MAX / size) { /* memcheck's: no error when n * size wraps */
+		rt_heap_fishy(FN_CALLOC, HARG_NMEMB, n);
+		if ((ssize_t)n >= 0)
+			rt_heap_fishy(FN_CALLOC, HARG_SIZE, size);
 	}
 	rt_heap_enter();
 	void *p = real.calloc(n, size);
@@ -235,6 +241,7 @@ RT_EXPORT void *realloc(void *old, size_t n)
 {
 	if (RT_UNLIKELY(!real.realloc))
 		rt_memory_init();
+	rt_heap_fishy(old ? FN_REALLOC : FN_MALLOC, HARG_SIZE, n); /* memcheck's names */
 	return do_realloc(FN_REALLOC, old, n, call_realloc, 1);
 }
 
@@ -253,6 +260,7 @@ RT_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
 	if (RT_UNLIKELY(!real.posix_memalign))
 		rt_memory_init();
+	rt_heap_fishy(FN_MEMALIGN, HARG_SIZE, n);
 	rt_heap_enter();
 	int rc = real.posix_memalign(out, align, n);
 	if (rc == 0)
@@ -266,6 +274,7 @@ RT_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 	{                                                                      \
 		if (RT_UNLIKELY(!real.name))                                   \
 			rt_memory_init();                                      \
+		rt_heap_fishy(FN_MEMALIGN, HARG_SIZE, n);                      \
 		rt_heap_enter();                                               \
 		void *p = real.name(align, n);                                 \
 		if (p)                                                         \
@@ -281,6 +290,8 @@ ALIGNED(aligned_alloc, FN_ALIGNED_ALLOC)
 	{                                                                      \
 		if (RT_UNLIKELY(!real.name))                                   \
 			rt_memory_init();                                      \
+		if (FN == FN_VALLOC)                                           \
+			rt_heap_fishy(FN_MEMALIGN, HARG_SIZE, n);              \
 		rt_heap_enter();                                               \
 		void *p = real.name(n);                                        \
 		if (p)                                                         \

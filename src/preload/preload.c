@@ -25,7 +25,9 @@ void rt_fatal_init(void);
 
 /* heap.c and leak.c write heap.h's values into HEAPERR and LEAKSUM. */
 _Static_assert((int)HERR_INVALID_FREE == RT_TF_ERR_INVALID_FREE &&
-	       (int)HERR_MISMATCHED_FREE == RT_TF_ERR_MISMATCHED_FREE, "HEAPERR kinds");
+	       (int)HERR_MISMATCHED_FREE == RT_TF_ERR_MISMATCHED_FREE &&
+	       (int)HERR_FISHY_VALUE == RT_TF_ERR_FISHY_VALUE, "HEAPERR kinds");
+_Static_assert((int)HARG_SIZE == RT_TF_ARG_SIZE && (int)HARG_NMEMB == RT_TF_ARG_NMEMB, "FishyValue arguments");
 _Static_assert((int)LEAK_CHECK_SUMMARY == RT_TF_LEAKSUM_SUMMARY &&
 	       (int)LEAK_CHECK_FULL == RT_TF_LEAKSUM_FULL, "LEAKSUM modes");
 

@@ -927,6 +927,8 @@ static void heap_check_records(void **state)
 	enc_call(&bf, &b, 2, 0, FREE, FN_FREE, 1, 0x6000, 0, 0, 0);
 	uint64_t ids[4] = {FN_MALLOC, 7, FN_FREE, 0};
 	enc_heaperr(&bf, &b, RT_ERR_INVALID_FREE, 2, FN_FREE, 0x6000, 7, RT_BLOCK_FREED, 0x6000, 10, ids);
+	uint64_t none[4] = {0, 0, 0, 0};
+	enc_heaperr(&bf, &b, RT_ERR_FISHY_VALUE, 3, FN_MALLOC, (uint64_t)-1, 7, RT_ARG_NMEMB, 0, 0, none);
 	enc_leak(&bf, &b, 1, 0x5000, 48, RT_LEAK_DEFINITE, 0, FN_MALLOC, 7, 196);
 	enc_leak(&bf, &b, 0, 0x7000, 24, RT_LEAK_REACHABLE, RT_HEUR_STDSTRING, 0, 0, 0);
 	uint64_t v[16] = {48, 1, 196, 4, 0, 0, 24, 1, 24, 1};
@@ -955,7 +957,14 @@ static void heap_check_records(void **state)
 	assert_int_equal(rt_trace_bt_frames(t, l->bt)[0].addr, 0x401234);
 	assert_int_equal(rt_trace_leak_at(t, 1)->fn, RT_NONE);
 	assert_int_equal(rt_trace_leak_at(t, 1)->bt, RT_NONE);
-	assert_int_equal(rt_trace_heap_error_count(t), 1);
+	assert_int_equal(rt_trace_heap_error_count(t), 2);
+	const rt_heap_error *f = rt_trace_heap_error_at(t, 1);
+	char what[160];
+	assert_int_equal(f->kind, RT_ERR_FISHY_VALUE);
+	assert_int_equal(f->block, RT_BLOCK_UNKNOWN);
+	assert_int_equal(f->arg, RT_ARG_NMEMB);
+	assert_string_equal(rt_heap_error_fishy_what(t, f, what, sizeof what),
+			    "Argument 'nmemb' of function malloc has a fishy (possibly negative) value: -1");
 	const rt_heap_error *e = rt_trace_heap_error_at(t, 0);
 	assert_int_equal(e->kind, RT_ERR_INVALID_FREE);
 	assert_int_equal(e->block, RT_BLOCK_FREED);
@@ -969,6 +978,7 @@ static void heap_check_records(void **state)
 	assert_non_null(strstr(text, "\n## leak 1: definitely lost, 48 bytes by malloc (196 bytes indirectly lost with it)\n"));
 	assert_non_null(strstr(text, "\n## leak -: still reachable, 24 bytes at 0x7000 (via heuristic stdstring)\n"));
 	assert_non_null(strstr(text, "\n## error InvalidFree: free(0x6000) at call 2: 0 bytes inside a block of size 10 free'd\n"));
+	assert_non_null(strstr(text, "\n## error FishyValue: malloc(nmemb = -1) at call 3\n"));
 	free(text);
 	rt_trace_free(t);
 	be_free(&bf.f);
@@ -994,8 +1004,12 @@ static void error_heap_check_fields(void **state)
 	expect_error(&bf, bf.f.len, at, "one LEAKSUM record in the trace, found a second one", 2);
 	be_free(&bf.f);
 	simple(&bf, &a, 256, 2);
-	at = enc_heaperr(&bf, &a, 3, 1, FN_FREE, 0x10, 0, 0, 0, 0, ids);
-	expect_error(&bf, bf.f.len, at, "error kind 1 or 2 and block state 0 to 2 in the HEAPERR record, found 3 and 0", 2);
+	at = enc_heaperr(&bf, &a, 4, 1, FN_FREE, 0x10, 0, 0, 0, 0, ids);
+	expect_error(&bf, bf.f.len, at, "error kind 1 to 3 and block state 0 to 2 in the HEAPERR record, found 4 and 0", 2);
+	be_free(&bf.f);
+	simple(&bf, &a, 256, 2); /* a FishyValue's block byte names the argument */
+	at = enc_heaperr(&bf, &a, 3, 1, FN_MALLOC, (uint64_t)-1, 0, 3, 0, 0, ids);
+	expect_error(&bf, bf.f.len, at, "argument 1 or 2 in the FishyValue HEAPERR record, found 3", 2);
 	be_free(&bf.f);
 }
 

@@ -35,7 +35,9 @@ _Static_assert(RT_LEAK_KINDS == RT_TF_LEAK_KINDS && RT_LEAK_HEURISTICS == RT_TF_
 _Static_assert((int)RT_LEAK_CHECK_SUMMARY == RT_TF_LEAKSUM_SUMMARY &&
 	       (int)RT_LEAK_CHECK_FULL == RT_TF_LEAKSUM_FULL, "LEAKSUM modes");
 _Static_assert((int)RT_ERR_INVALID_FREE == RT_TF_ERR_INVALID_FREE &&
-	       (int)RT_ERR_MISMATCHED_FREE == RT_TF_ERR_MISMATCHED_FREE, "HEAPERR kinds");
+	       (int)RT_ERR_MISMATCHED_FREE == RT_TF_ERR_MISMATCHED_FREE &&
+	       (int)RT_ERR_FISHY_VALUE == RT_TF_ERR_FISHY_VALUE, "HEAPERR kinds");
+_Static_assert((int)RT_ARG_SIZE == RT_TF_ARG_SIZE && (int)RT_ARG_NMEMB == RT_TF_ARG_NMEMB, "FishyValue arguments");
 _Static_assert((int)RT_BLOCK_UNKNOWN == RT_TF_BLOCK_UNKNOWN && (int)RT_BLOCK_LIVE == RT_TF_BLOCK_LIVE &&
 	       (int)RT_BLOCK_FREED == RT_TF_BLOCK_FREED, "HEAPERR block states");
 
@@ -588,7 +590,8 @@ static bool rec_leaksum(rd *r, stream *s)
 	return true;
 }
 
-/* HEAPERR: an invalid or mismatched release (format 1.1). */
+/* HEAPERR: an invalid or mismatched release (format 1.1), a fishy
+ * argument (1.3). */
 static bool rec_heaperr(rd *r, stream *s)
 {
 	rt_heap_error e = {0};
@@ -598,9 +601,16 @@ static bool rec_heaperr(rd *r, stream *s)
 	    !get_v(r, s, &e.block_addr) || !get_v(r, s, &e.block_size) || !get_v(r, s, &id[2]) ||
 	    !get_v(r, s, &id[3]) || !get_v(r, s, &id[4]) || !get_v(r, s, &id[5]))
 		return false;
-	if (e.kind < RT_ERR_INVALID_FREE || e.kind > RT_ERR_MISMATCHED_FREE || e.block > RT_BLOCK_FREED)
-		return rt_bin_bad(r, off_of(r, s->rec), "expected error kind 1 or 2 and block state 0 to 2 in the HEAPERR record, found %u and %u",
+	if (e.kind == RT_ERR_FISHY_VALUE) { /* the block byte names the argument */
+		e.arg = e.block;
+		e.block = RT_BLOCK_UNKNOWN;
+		if (e.arg < RT_ARG_SIZE || e.arg > RT_ARG_NMEMB)
+			return rt_bin_bad(r, off_of(r, s->rec), "expected argument 1 or 2 in the FishyValue HEAPERR record, found %u",
+					  e.arg);
+	} else if (e.kind < RT_ERR_INVALID_FREE || e.kind > RT_ERR_MISMATCHED_FREE || e.block > RT_BLOCK_FREED) {
+		return rt_bin_bad(r, off_of(r, s->rec), "expected error kind 1 to 3 and block state 0 to 2 in the HEAPERR record, found %u and %u",
 				  e.kind, e.block);
+	}
 	e.fn = e.bt = e.alloc_fn = e.alloc_bt = e.free_fn = e.free_bt = RT_NONE;
 	rt_trace_add_heap_error(r->t, &e);
 	rt_grow((void **)&r->err_ids, &r->cerr_ids, r->nerr_ids + 1, sizeof *r->err_ids);

@@ -191,7 +191,10 @@ const char *rt_leak_heuristic_name(unsigned h)
 
 const char *rt_heap_error_kind_name(unsigned kind)
 {
-	return kind == RT_ERR_INVALID_FREE ? "InvalidFree" : kind == RT_ERR_MISMATCHED_FREE ? "MismatchedFree" : "";
+	return kind == RT_ERR_INVALID_FREE	  ? "InvalidFree"
+	       : kind == RT_ERR_MISMATCHED_FREE ? "MismatchedFree"
+	       : kind == RT_ERR_FISHY_VALUE	  ? "FishyValue"
+					  : "";
 }
 
 /* --- text protocol --- */
@@ -308,8 +311,52 @@ static void write_leak(const rt_trace *t, const rt_leak *l, rt_out *out)
 		write_stack(t, "allocated at", RT_NONE, l->bt, out);
 }
 
+/* The function a FishyValue error names, as memcheck names it. */
+static const char *fishy_fn(const rt_trace *t, const rt_heap_error *e)
+{
+	const char *fn = e->fn != RT_NONE ? rt_trace_str(t, e->fn) : "???";
+	if (!strcmp(fn, "operator new")) /* memcheck's names for the operators */
+		return "__builtin_new";
+	if (!strcmp(fn, "operator new[]"))
+		return "__builtin_vec_new";
+	return fn;
+}
+
+const char *rt_heap_error_fishy_what(const rt_trace *t, const rt_heap_error *e, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "Argument '%s' of function %s has a fishy (possibly negative) value: %" PRId64,
+		 e->arg == RT_ARG_NMEMB ? "nmemb" : "size", fishy_fn(t, e), (int64_t)e->addr);
+	return buf;
+}
+
+const char *rt_heap_error_fishy_aux(const rt_trace *t, const rt_heap_error *e, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s(%s)", fishy_fn(t, e), e->arg == RT_ARG_NMEMB ? "nmemb" : "size");
+	return buf;
+}
+
+/* "## error FishyValue: malloc(size = -1) at call 3", its stack. */
+static void write_fishy(const rt_trace *t, const rt_heap_error *e, rt_out *out)
+{
+	rt_out_str(out, "## error FishyValue: ");
+	rt_out_str(out, rt_trace_str(t, e->fn));
+	rt_out_str(out, e->arg == RT_ARG_NMEMB ? "(nmemb = -" : "(size = -");
+	rt_out_u64(out, -e->addr);
+	rt_out_ch(out, ')');
+	if (e->index) {
+		rt_out_str(out, " at call ");
+		rt_out_u64(out, e->index);
+	}
+	rt_out_ch(out, '\n');
+	write_stack(t, "called at", RT_NONE, e->bt, out);
+}
+
 static void write_error(const rt_trace *t, const rt_heap_error *e, rt_out *out)
 {
+	if (e->kind == RT_ERR_FISHY_VALUE) {
+		write_fishy(t, e, out);
+		return;
+	}
 	rt_out_str(out, "## error ");
 	rt_out_str(out, rt_heap_error_kind_name(e->kind));
 	rt_out_str(out, ": ");

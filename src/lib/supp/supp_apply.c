@@ -30,7 +30,7 @@ typedef struct applier {
 
 /* The suppression that matches an error of kind at the memcheck stack of
  * fn/bt, moved to the front of the list; -1 when none does. */
-static long find(applier *a, const char *kind, unsigned leak_kind, uint32_t fn, uint32_t bt)
+static long find(applier *a, const char *kind, const char *extra, unsigned leak_kind, uint32_t fn, uint32_t bt)
 {
 	uint32_t id = rt_vgxml_stack(a->scratch, a->t, fn, bt, &a->so);
 	size_t n;
@@ -38,7 +38,7 @@ static long find(applier *a, const char *kind, unsigned leak_kind, uint32_t fn, 
 	long found = -1;
 	for (size_t i = 0; i < a->s->n && found < 0; i++) {
 		size_t k = a->order[i];
-		if (!rt_supp_match_one(&a->s->v[k], kind, leak_kind, f, n, a->so.num_callers))
+		if (!rt_supp_match_one(&a->s->v[k], kind, extra, leak_kind, f, n, a->so.num_callers))
 			continue;
 		memmove(a->order + 1, a->order, i * sizeof *a->order);
 		a->order[0] = k;
@@ -62,7 +62,11 @@ static void apply_errors(applier *a)
 		size_t j = 0;
 		while (j < i && !same_context(&e[j], &e[i]))
 			j++;
-		by[i] = j < i ? by[j] : find(a, "Free", 0, e[i].fn, e[i].bt);
+		char aux[160];
+		bool fishy = e[i].kind == RT_ERR_FISHY_VALUE;
+		by[i] = j < i ? by[j]
+		      : find(a, fishy ? "FishyValue" : "Free",
+			     fishy ? rt_heap_error_fishy_aux(a->t, &e[i], aux, sizeof aux) : NULL, 0, e[i].fn, e[i].bt);
 		if (by[i] >= 0) {
 			e[i].suppressed = 1;
 			a->uses[by[i]].count++;
@@ -106,7 +110,7 @@ static void apply_leaks(applier *a)
 	const rt_leak_summary *cur = rt_trace_leak_summary(a->t);
 	rt_leak_summary s = cur ? *cur : (rt_leak_summary){0};
 	for (size_t i = 0; i < nr; i++) {
-		long k = find(a, "Leak", r[i].kind, r[i].fn, r[i].bt);
+		long k = find(a, "Leak", NULL, r[i].kind, r[i].fn, r[i].bt);
 		if (k < 0)
 			continue;
 		keys[nk++] = (key){r[i].kind, r[i].fn, r[i].bt};

@@ -39,7 +39,8 @@ struct rt_supp_set {
 /* Whether su matches an error of kind (leak_kind for "Leak") at frames,
  * with only its first max frame lines (valgrind reads no more than
  * --num-callers of them; 0: all). */
-bool rt_supp_match_one(const supp *su, const char *kind, unsigned leak_kind, const rt_supp_frame *f, size_t n,
+bool rt_supp_match_one(const supp *su, const char *kind, const char *extra, unsigned leak_kind,
+		       const rt_supp_frame *f, size_t n,
 		       uint32_t max);
 /* valgrind's wildcard match: '*' any characters, '?' one, '\' escapes. */
 bool rt_supp_wildcard(const char *pat, const char *s);

@@ -132,10 +132,14 @@ static bool lsan_matches(const supp *su, const rt_supp_frame *f, size_t n)
 	return false;
 }
 
-bool rt_supp_match_one(const supp *su, const char *kind, unsigned leak_kind, const rt_supp_frame *f, size_t n,
-		       uint32_t max)
+/* extra: the error's line after the kind (FishyValue's "malloc(size)"),
+ * which the suppression's must equal; NULL: not compared. */
+bool rt_supp_match_one(const supp *su, const char *kind, const char *extra, unsigned leak_kind,
+		       const rt_supp_frame *f, size_t n, uint32_t max)
 {
 	if (strcmp(su->kind, kind))
+		return false;
+	if (extra && (!su->extra || strcmp(su->extra, extra)))
 		return false;
 	if (!strcmp(kind, "Leak") && !(su->leak_kinds & (1u << leak_kind)))
 		return false;
@@ -147,7 +151,7 @@ bool rt_supp_match_one(const supp *su, const char *kind, unsigned leak_kind, con
 bool rt_supp_matches(const rt_supp_set *s, size_t i, const char *kind, unsigned leak_kind,
 		     const rt_supp_frame *frames, size_t n)
 {
-	return i < s->n && rt_supp_match_one(&s->v[i], kind, leak_kind, frames, n, 0);
+	return i < s->n && rt_supp_match_one(&s->v[i], kind, NULL, leak_kind, frames, n, 0);
 }
 
 rt_supp_frame *rt_supp_frames(const rt_trace *t, uint32_t bt, size_t *n)

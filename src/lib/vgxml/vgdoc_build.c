@@ -406,8 +406,28 @@ static uint32_t add_error(bld *b, const char *kind)
 	return e;
 }
 
+/* memcheck's FishyValue: its <what> ends in a newline (vgxml_write.c
+ * prints it so). */
+static void add_fishy(bld *b, const rt_heap_error *h)
+{
+	char what[160];
+	uint32_t e = add_error(b, rt_heap_error_kind_name(h->kind));
+	rt_heap_error_fishy_what(b->src, h, what, sizeof what - 1);
+	strcat(what, "\n");
+	add(b, e, "what", what);
+	uint32_t at = doc_stack(b, h->fn, h->bt);
+	add_stack(b, e, at);
+	char aux[160]; /* memcheck's skaux: "malloc(size)" */
+	if (b->o && b->o->gen_suppressions)
+		add_suppression(b, e, "Memcheck:FishyValue", rt_heap_error_fishy_aux(b->src, h, aux, sizeof aux), at);
+}
+
 static void add_heap_error(bld *b, const rt_heap_error *h)
 {
+	if (h->kind == RT_ERR_FISHY_VALUE) {
+		add_fishy(b, h);
+		return;
+	}
 	bool invalid = h->kind == RT_ERR_INVALID_FREE;
 	uint32_t e = add_error(b, rt_heap_error_kind_name(h->kind));
 	add(b, e, "what", invalid ? "Invalid free() / delete / delete[] / realloc()"
