@@ -214,6 +214,13 @@ RTRACE_API rt_call *rt_trace_append_call(rt_trace *t, const rt_call *c);
 RTRACE_API size_t rt_trace_call_count(const rt_trace *t);
 RTRACE_API rt_call *rt_trace_calls(rt_trace *t);
 RTRACE_API const rt_call *rt_trace_calls_const(const rt_trace *t);
+/* The time of the last call read with a time stamp, microseconds as
+ * rt_call's: kept by the readers for every call they read, those a
+ * streaming reader's caller did not keep (rt_read_opts.on_call) too, so
+ * that a trace's elapsed time does not depend on what a filter kept.
+ * false when no call had one. */
+RTRACE_API void rt_trace_saw_call(rt_trace *t, const rt_call *c);
+RTRACE_API bool rt_trace_last_timestamp(const rt_trace *t, uint64_t *us);
 /* Marks a call removed; its arguments are released at once. */
 RTRACE_API void rt_trace_kill_call(rt_trace *t, rt_call *c);
 RTRACE_API size_t rt_trace_dead_count(const rt_trace *t);

@@ -629,6 +629,35 @@ static void no_verdict_wording(void **state)
 	rt_trace_free(t);
 }
 
+/* The elapsed time is the last call read, not the last call kept: a
+ * streaming reader's caller (rtrace run's report) keeps the live calls
+ * only, and its XML must say what convert's of the whole trace says. */
+static void time_of_last_call_read(void **state)
+{
+	(void)state;
+	rt_trace *t = rt_trace_new();
+	rt_trace_set_header(t, "timestamp", "2011.6.16 15:50:00");
+	uint8_t mem = rt_trace_add_resource(t, 1, "memory", "memory allocation in bytes", NULL);
+	rt_frame f = text_frame(t, 0x401001, "leak() at /src/app.c:12");
+	uint32_t bt = rt_trace_intern_bt(t, &f, 1), ma = id(t, "malloc"), fr = id(t, "free");
+	rt_call c[] = {
+		{1, 0x10, 24, 57000000000ull, 0, ma, bt, RT_NONE, mem, RT_CALL_ALLOC, RT_CALL_HAS_TIMESTAMP},
+		{2, 0x30, 99, 57000200000ull, 0, ma, bt, RT_NONE, mem, RT_CALL_ALLOC, RT_CALL_HAS_TIMESTAMP},
+		{3, 0x30, 0, 57000700000ull, 0, fr, RT_NONE, RT_NONE, mem, RT_CALL_FREE, RT_CALL_HAS_TIMESTAMP},
+	};
+	uint64_t us = 0;
+	assert_false(rt_trace_last_timestamp(t, &us));
+	rt_trace_append_call(t, &c[0]);
+	for (int i = 1; i < 3; i++) /* read, handed to a caller that kept none */
+		rt_trace_saw_call(t, &c[i]);
+	assert_true(rt_trace_last_timestamp(t, &us));
+	assert_int_equal(us, 57000700000ull);
+	char *out = write_all(t);
+	assert_non_null(strstr(out, "<state>FINISHED</state>\n  <time>00:00:00:00.700 </time>"));
+	free(out);
+	rt_trace_free(t);
+}
+
 /* The findings are held once: writing a trace of rtrace's findings
  * builds memcheck's document for the write only, the same each time, and
  * a trace read from Valgrind XML writes its documents, not one built
@@ -709,6 +738,7 @@ int main(void)
 		cmocka_unit_test(built_suppressions),
 		cmocka_unit_test(built_heap_errors),
 		cmocka_unit_test(no_verdict_wording),
+		cmocka_unit_test(time_of_last_call_read),
 		cmocka_unit_test(built_transient),
 		cmocka_unit_test(round_trip_files),
 	};

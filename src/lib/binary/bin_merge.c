@@ -328,9 +328,10 @@ static bool deliver(rd *r, const stream *s)
 	rt_call c;
 	if (!rt_bin_call_of(r, s, &c))
 		return false;
-	if (r->o && r->o->on_call)
+	if (r->o && r->o->on_call) {
+		rt_trace_saw_call(r->t, &c);
 		r->o->on_call(r->o->ctx, r->t, &c);
-	else
+	} else
 		rt_trace_append_call(r->t, &c);
 	r->stats.calls++;
 	r->delivered = c.index;

@@ -75,6 +75,8 @@ struct rt_trace {
 	rt_call *calls;
 	size_t ncalls, ccalls, ndead;
 	int ts_digits;
+	uint64_t last_ts_us; /* rt_trace_saw_call */
+	bool has_last_ts;
 	struct rt_ext_slot exts[RT_TRACE_MAX_EXTS];
 	size_t nexts;
 };
@@ -487,8 +489,23 @@ void rt_trace_release_args(rt_trace *t, uint32_t id)
 
 /* --- calls --- */
 
+void rt_trace_saw_call(rt_trace *t, const rt_call *c)
+{
+	if (!(c->flags & RT_CALL_HAS_TIMESTAMP))
+		return;
+	t->last_ts_us = c->timestamp_us;
+	t->has_last_ts = true;
+}
+
+bool rt_trace_last_timestamp(const rt_trace *t, uint64_t *us)
+{
+	*us = t->last_ts_us;
+	return t->has_last_ts;
+}
+
 rt_call *rt_trace_append_call(rt_trace *t, const rt_call *c)
 {
+	rt_trace_saw_call(t, c);
 	RT_PUSH(t->calls, t->ncalls, t->ccalls, *c);
 	return &t->calls[t->ncalls - 1];
 }

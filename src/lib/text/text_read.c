@@ -175,9 +175,10 @@ static void commit_staged(parser *p)
 	for (size_t i = 0; i < p->nstaged; i++) {
 		rt_call *c = &p->staged[i];
 		c->bt = bt;
-		if (p->o && p->o->on_call)
+		if (p->o && p->o->on_call) {
+			rt_trace_saw_call(p->t, c);
 			p->o->on_call(p->o->ctx, p->t, c);
-		else
+		} else
 			rt_trace_append_call(p->t, c);
 	}
 	p->stats.calls += p->nstaged;

@@ -363,17 +363,15 @@ static bool start_us(const rt_trace *t, uint64_t *us)
 	return true;
 }
 
-/* Time from the start to the last call, when the trace says both (a
- * leak-filtered trace lost its last calls). */
+/* Time from the start to the last call read, when the trace says both
+ * (a leak-filtered text trace lost its last calls). */
 static bool finish_us(const rt_trace *t, uint64_t *us)
 {
-	uint64_t start;
-	size_t n = rt_trace_call_count(t);
-	const rt_call *c = rt_trace_calls_const(t);
-	if (!n || (rt_trace_filter_bits(t) & RT_FILTER_LEAKS) || !start_us(t, &start) ||
-	    !(c[n - 1].flags & RT_CALL_HAS_TIMESTAMP))
+	uint64_t start, end;
+	if ((rt_trace_filter_bits(t) & RT_FILTER_LEAKS) || !start_us(t, &start) ||
+	    !rt_trace_last_timestamp(t, &end))
 		return false;
-	uint64_t end = c[n - 1].timestamp_us % US_PER_DAY;
+	end %= US_PER_DAY;
 	*us = end >= start ? end - start : end + US_PER_DAY - start;
 	return true;
 }
