@@ -347,7 +347,21 @@ static void print_list(report *r, rt_hp_cost_type type, const char *title)
 	fputc('\n', r->fp);
 }
 
-static void print_summary(FILE *fp, const rt_hp *h)
+/* The leak check's verdicts, when the trace carries them (rtrace run
+ * --leak-check): what of the leaked bytes is lost, in memcheck's kinds. */
+static void print_verdicts(FILE *fp, const rt_trace *t)
+{
+	const rt_leak_summary *ls = rt_trace_leak_summary(t);
+	if (!ls)
+		return;
+	fprintf(fp, "leak check:");
+	for (unsigned k = RT_LEAK_DEFINITE; k <= RT_LEAK_KINDS; k++)
+		fprintf(fp, "%s %s %" PRIu64 " bytes in %" PRIu64 " blocks", k > RT_LEAK_DEFINITE ? "," : "",
+			rt_leak_kind_name(k), ls->bytes[k], ls->blocks[k]);
+	fputc('\n', fp);
+}
+
+static void print_summary(FILE *fp, const rt_trace *t, const rt_hp *h)
 {
 	const rt_hp_summary *s = rt_hp_get_summary(h);
 	char a[32], b[32];
@@ -367,6 +381,7 @@ static void print_summary(FILE *fp, const rt_hp *h)
 		s->total.leaked, s->leaked_blocks);
 	fprintf(fp, "bytes allocated in total: %s (%" PRIu64 " bytes), %" PRIu64 " frees\n",
 		fmt_bytes(s->total.bytes, a), s->total.bytes, s->frees);
+	print_verdicts(fp, t);
 }
 
 static int heap_report(FILE *fp, const rt_trace *t, const rt_hp *h, uint64_t limit, uint64_t sub_limit,
@@ -378,7 +393,7 @@ static int heap_report(FILE *fp, const rt_trace *t, const rt_hp *h, uint64_t lim
 	print_list(&r, RT_HP_ALLOCATIONS, "MOST CALLS TO ALLOCATION FUNCTIONS");
 	print_list(&r, RT_HP_TEMPORARY, "MOST TEMPORARY ALLOCATIONS");
 	print_list(&r, RT_HP_LEAKED, "MEMORY LEAKS");
-	print_summary(fp, h);
+	print_summary(fp, t, h);
 	for (size_t i = 0; i < r.ne; i++)
 		free(r.e[i].key);
 	free(r.e);

@@ -54,13 +54,19 @@ struct rt_hp {
 	rt_hp_summary sum;
 };
 
+/* A block table of n free slots. */
+static void new_slots(rt_hp *h, size_t n)
+{
+	h->nslots = n;
+	h->blocks = rt_xmalloc(n * sizeof *h->blocks);
+	for (size_t i = 0; i < n; i++)
+		h->blocks[i].site = EMPTY;
+}
+
 rt_hp *rt_hp_new(void)
 {
 	rt_hp *h = rt_xcalloc(1, sizeof *h);
-	h->nslots = 1024;
-	h->blocks = rt_xmalloc(h->nslots * sizeof *h->blocks);
-	for (size_t i = 0; i < h->nslots; i++)
-		h->blocks[i].site = EMPTY;
+	new_slots(h, 1024);
 	return h;
 }
 
@@ -93,10 +99,7 @@ static void grow_blocks(rt_hp *h)
 {
 	block *old = h->blocks;
 	size_t nold = h->nslots;
-	h->nslots *= 2;
-	h->blocks = rt_xmalloc(h->nslots * sizeof *h->blocks);
-	for (size_t i = 0; i < h->nslots; i++)
-		h->blocks[i].site = EMPTY;
+	new_slots(h, nold * 2);
 	for (size_t i = 0; i < nold; i++)
 		if (old[i].site != EMPTY)
 			*probe(h, old[i].addr) = old[i];
