@@ -73,7 +73,7 @@ done
 
 med() { tr ' ' '\n' <<< "$1" | grep . | median; }
 printf '\n%-48s %9s %11s\n' tool "median s" "peak MB"
-label=([rt_report]="rtrace heap" [ht_report]="heaptrack_print" \
+declare -A label=([rt_report]="rtrace heap" [ht_report]="heaptrack_print" \
 	[rt_folded]="rtrace heap --collapsed=allocations" [ht_folded]="heaptrack_print -F (flame-graph stacks)")
 for t in "${order[@]}"; do
 	printf '%-48s %9s %11s\n' "${label[$t]}" "$(med "${times[$t]}")" \
@@ -89,5 +89,5 @@ ratio report rt_report ht_report
 ratio "flame-graph stacks" rt_folded ht_folded
 echo
 echo "summaries (rtrace heap, then heaptrack_print):"
-grep -E '^(calls to|temporary|peak heap|total memory leaked)' "$out/rt_report.out" "$out/ht_report.out" | sed 's|^.*/||'
+(cd "$out" && grep -E '^(calls to|temporary|peak heap|total memory leaked)' rt_report.out ht_report.out)
 echo "trace sizes: rtrace $(du -k "$trace" | cut -f1) KB, heaptrack $(du -k "$data" | cut -f1) KB"

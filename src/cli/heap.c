@@ -295,7 +295,7 @@ static void print_callers(const report *r, uint32_t bt, const char *indent)
 
 static void print_cost(const report *r, rt_hp_cost_type type, const rt_hp_cost *c, bool sub)
 {
-	char a[32], b[32];
+	char a[32];
 	const char *what = sub ? "" : " to allocation functions";
 	switch (type) {
 	case RT_HP_PEAK: fprintf(r->fp, "%s peak consumption", fmt_bytes(c->peak, a)); break;
@@ -312,7 +312,6 @@ static void print_cost(const report *r, rt_hp_cost_type type, const rt_hp_cost *
 			type == RT_HP_LEAKED ? "leaked" : "allocated", c->allocations);
 		break;
 	}
-	(void)b;
 	fputs(sub ? " from:\n" : " from\n", r->fp);
 }
 
