@@ -30,8 +30,11 @@ typedef struct rt_hp_summary {
 	uint64_t frees;         /* releases of blocks the trace allocated */
 	uint64_t leaked_blocks; /* blocks never freed */
 	uint64_t peak_index;    /* call index that reached the peak */
-	uint64_t peak_us;       /* its time, microseconds since midnight */
-	uint64_t first_us, last_us; /* times of the first and last call */
+	/* Times in microseconds since the first call's midnight (a trace
+	 * that runs past midnight goes on counting): the peak's, the first
+	 * and the last call's. */
+	uint64_t peak_us;
+	uint64_t first_us, last_us;
 	bool timed;             /* the calls carry times */
 } rt_hp_summary;
 

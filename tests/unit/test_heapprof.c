@@ -153,6 +153,22 @@ static void peak_owners(void **state)
 	rt_trace_free(t);
 }
 
+/* Call times are since midnight: a trace running past it goes on. */
+static void past_midnight(void **state)
+{
+	(void)state;
+	rt_trace *t;
+	rt_hp *h = profile("1. [23:59:59.000] malloc(10) = 0x10\n" A
+			   "2. [00:00:01.500] malloc(20) = 0x20\n" A
+			   "3. [00:00:02.000] free(0x10)\n\n",
+			   &t);
+	const rt_hp_summary *s = rt_hp_get_summary(h);
+	assert_int_equal(s->last_us - s->first_us, 3000000);
+	assert_int_equal(s->peak_us - s->first_us, 2500000);
+	rt_hp_free(h);
+	rt_trace_free(t);
+}
+
 static char *collapsed(const rt_hp *h, const rt_trace *t, rt_hp_cost_type type)
 {
 	char *buf = NULL;
@@ -207,6 +223,7 @@ int main(void)
 		cmocka_unit_test(summary_and_sites),
 		cmocka_unit_test(temporary_rule),
 		cmocka_unit_test(peak_owners),
+		cmocka_unit_test(past_midnight),
 		cmocka_unit_test(collapsed_stacks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

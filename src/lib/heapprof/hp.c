@@ -49,6 +49,7 @@ struct rt_hp {
 	uint32_t *by_bt; /* backtrace id + 1 -> site + 1 */
 	size_t nby_bt;
 	uint64_t live, epoch;
+	uint64_t day; /* added to call times: days passed since the first */
 	pair last, first;
 	uint8_t is_mem[RT_MAX_RESOURCES + 1]; /* 0 unknown, 1 memory, 2 other */
 	rt_hp_summary sum;
@@ -216,17 +217,35 @@ static bool is_memory(rt_hp *h, rt_trace *t, uint8_t type)
 	return h->is_mem[type] == 1;
 }
 
+/* Call times are microseconds since midnight: a time more than half a
+ * day before the last one is the next day's. Returns the time on a line
+ * that does not wrap. */
+static uint64_t timeline(rt_hp *h, uint64_t us)
+{
+	const uint64_t day = 86400000000u;
+	us += h->day;
+	if (h->sum.timed && us + day / 2 < h->sum.last_us) {
+		h->day += day;
+		us += day;
+	}
+	if (!h->sum.timed)
+		h->sum.first_us = us;
+	h->sum.timed = true;
+	h->sum.last_us = us;
+	return us;
+}
+
 void rt_hp_feed(rt_hp *h, rt_trace *t, const rt_call *c)
 {
 	if (c->args != RT_NONE)
 		rt_trace_release_args(t, c->args);
 	if (c->kind == RT_CALL_DEAD || c->res_type > RT_MAX_RESOURCES || !is_memory(h, t, c->res_type))
 		return;
+	rt_call tc;
 	if (c->flags & RT_CALL_HAS_TIMESTAMP) {
-		if (!h->sum.timed)
-			h->sum.first_us = c->timestamp_us;
-		h->sum.timed = true;
-		h->sum.last_us = c->timestamp_us;
+		tc = *c;
+		tc.timestamp_us = timeline(h, c->timestamp_us);
+		c = &tc;
 	}
 	if (c->kind == RT_CALL_ALLOC)
 		on_alloc(h, c, site_of(h, c->bt));
