@@ -7,6 +7,7 @@
 #include "rtrace/diag.h"
 #include "rtrace/filter.h"
 #include "rtrace/heapcheck.h"
+#include "rtrace/heapprof.h"
 #include "rtrace/resolve.h"
 #include "rtrace/sarif.h"
 #include "rtrace/supp.h"

@@ -164,5 +164,6 @@ int cmd_postproc(int argc, char **argv);
 int cmd_resolve(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_heap(int argc, char **argv);
 
 #endif

@@ -20,6 +20,8 @@ static const struct subcommand {
 	 "addresses to functions, files and lines: rtrace resolve -i trace"},
 	{"convert", cmd_convert,
 	 "between formats: text, binary, Valgrind XML in; text or XML out"},
+	{"heap", cmd_heap,
+	 "heap profile: peak, temporary allocations, leaks by call site; flame graphs"},
 	{"annotate", cmd_annotate,
 	 "callgrind_annotate's report on a Callgrind profile: rtrace annotate FILE"},
 };

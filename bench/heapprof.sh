@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The heap profile of a trace: `rtrace heap` (its report, then collapsed
+# stacks) next to heaptrack_print (its report, then -F flame-graph stacks)
+# on the same workload, each on its own tracer's recording. See
+# bench/README.md, "Heap profiles".
+#
+#   bench/heapprof.sh            # bench/churn.c, CHURN_N=3000000, RUNS=3
+#   bench/heapprof.sh --quick    # CHURN_N=300000, 1 run
+#
+# bench/churn.c (every call an allocation or a release, ~20 frames deep)
+# is traced once by `rtrace run` and once by `heaptrack`. Then, in turns,
+# RUNS times each (warm: a first run of each fills the caches):
+#   rtrace heap          rtrace heap TRACE
+#   heaptrack_print      heaptrack_print -f DATA
+#   rtrace collapsed     rtrace heap --collapsed=allocations TRACE
+#   heaptrack_print -F   heaptrack_print -f DATA -F OUT -p 0 -a 0 -T 0 -l 0
+# and prints median seconds and peak memory, the ratios, and both
+# summaries' figures (which agree: tests/cli/heapprof_heaptrack.sh).
+#
+# Environment:
+#   RTRACE=path   rtrace binary (default build/rtrace)
+#   RUNS=n        measured runs per tool, median reported (3)
+#   CHURN_N=n     churn iterations (3000000; --quick: 300000)
+#   IDLE_WAIT=s   wait up to s seconds for an idle CPU before each run (900)
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+out=$here/out/heapprof
+quick_or_help "$0" "$@"
+RTRACE=${RTRACE:-$root/build/rtrace}
+if [ -n "${QUICK:-}" ]; then
+	RUNS=${RUNS:-1}
+	CHURN_N=${CHURN_N:-300000}
+fi
+RUNS=${RUNS:-3}
+CHURN_N=${CHURN_N:-3000000}
+for tool in "$RTRACE" cc heaptrack heaptrack_print /usr/bin/time; do
+	command -v "$tool" > /dev/null || { echo "heapprof.sh: $tool not found (scripts/setup.sh installs it)" >&2; exit 1; }
+done
+rm -rf "$out"
+mkdir -p "$out/rt" "$out/ht"
+export RTRACE_CACHE_DIR=$out/cache
+cc -O2 -g -pthread -o "$out/churn" "$here/churn.c"
+
+echo "== tracing churn $CHURN_N 1 with rtrace run and heaptrack"
+"$RTRACE" run -q -o "$out/rt" -- "$out/churn" "$CHURN_N" 1 > /dev/null
+(cd "$out/ht" && heaptrack -o "$out/ht/churn" "$out/churn" "$CHURN_N" 1 > /dev/null 2>&1)
+trace=$(ls "$out"/rt/*.rtrace)
+data=$(ls "$out"/ht/churn*)
+
+declare -A cmds times mems
+cmds[rt_report]="$RTRACE heap -q $trace"
+cmds[ht_report]="heaptrack_print -f $data"
+cmds[rt_folded]="$RTRACE heap -q --collapsed=allocations $trace"
+cmds[ht_folded]="heaptrack_print -f $data -F $out/ht.stacks -p 0 -a 0 -T 0 -l 0"
+order=(rt_report ht_report rt_folded ht_folded)
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+for t in "${order[@]}"; do # warm-up
+	${cmds[$t]} > "$out/$t.out" 2> /dev/null
+done
+for ((r = 0; r < RUNS; r++)); do
+	for t in "${order[@]}"; do
+		wait_idle
+		/usr/bin/time -o "$out/time" -f "%e %M" ${cmds[$t]} > /dev/null 2>&1
+		read -r secs kb < "$out/time"
+		times[$t]+="$secs "
+		mems[$t]+="$kb "
+		echo "  $t run $((r + 1)): $secs s, $kb KB peak" >&2
+	done
+done
+
+med() { tr ' ' '\n' <<< "$1" | grep . | median; }
+printf '\n%-48s %9s %11s\n' tool "median s" "peak MB"
+declare -A label=([rt_report]="rtrace heap" [ht_report]="heaptrack_print" \
+	[rt_folded]="rtrace heap --collapsed=allocations" [ht_folded]="heaptrack_print -F (flame-graph stacks)")
+for t in "${order[@]}"; do
+	printf '%-48s %9s %11s\n' "${label[$t]}" "$(med "${times[$t]}")" \
+		"$(awk -v k="$(med "${mems[$t]}")" 'BEGIN { printf "%.1f", k / 1024 }')"
+done
+ratio() { # NAME RTRACE HEAPTRACK
+	awk -v n="$1" -v rs="$(med "${times[$2]}")" -v hs="$(med "${times[$3]}")" \
+		-v rm="$(med "${mems[$2]}")" -v hm="$(med "${mems[$3]}")" \
+		'BEGIN { printf "%s: heaptrack_print / rtrace: time %.1fx, memory %.1fx\n", n, hs / (rs > 0 ? rs : 0.01), hm / rm }'
+}
+echo
+ratio report rt_report ht_report
+ratio "flame-graph stacks" rt_folded ht_folded
+echo
+echo "summaries (rtrace heap, then heaptrack_print):"
+(cd "$out" && grep -E '^(calls to|temporary|peak heap|total memory leaked)' rt_report.out ht_report.out)
+echo "trace sizes: rtrace $(du -k "$trace" | cut -f1) KB, heaptrack $(du -k "$data" | cut -f1) KB"

@@ -1,0 +1,90 @@
+/* rtrace heap profile: heaptrack's numbers (allocation calls, temporary
+ * allocations, peak heap and who held it, leaked bytes) computed in one
+ * pass over a trace's calls. Calls are fed one at a time, as a reader's
+ * call callback gives them, and are not kept: memory follows the blocks
+ * live at each moment plus one record per distinct backtrace. */
+#ifndef RTRACE_HEAPPROF_H
+#define RTRACE_HEAPPROF_H
+
+#include "rtrace/export.h"
+#include "rtrace/trace.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Costs, of the whole trace or of one allocation site (a backtrace). */
+typedef struct rt_hp_cost {
+	uint64_t allocations; /* calls to allocation functions */
+	uint64_t temporary;   /* of them, blocks freed with no allocation between */
+	uint64_t bytes;       /* bytes allocated, all calls */
+	uint64_t peak;        /* bytes live at the moment of the global peak */
+	uint64_t leaked;      /* bytes never freed */
+} rt_hp_cost;
+
+typedef struct rt_hp_summary {
+	rt_hp_cost total;       /* total.peak: the peak heap consumption */
+	uint64_t frees;         /* releases of blocks the trace allocated */
+	uint64_t leaked_blocks; /* blocks never freed */
+	uint64_t peak_index;    /* call index that reached the peak */
+	/* Times in microseconds since the first call's midnight (a trace
+	 * that runs past midnight goes on counting): the peak's, the first
+	 * and the last call's. */
+	uint64_t peak_us;
+	uint64_t first_us, last_us;
+	bool timed;             /* the calls carry times */
+} rt_hp_summary;
+
+/* One allocation site: a distinct backtrace (RT_NONE: calls without). */
+typedef struct rt_hp_site {
+	uint32_t bt;
+	uint64_t first_index; /* call index of its first allocation */
+	rt_hp_cost cost;
+} rt_hp_site;
+
+typedef enum rt_hp_cost_type {
+	RT_HP_ALLOCATIONS,
+	RT_HP_TEMPORARY,
+	RT_HP_BYTES,
+	RT_HP_PEAK,
+	RT_HP_LEAKED,
+} rt_hp_cost_type;
+
+typedef struct rt_hp rt_hp;
+
+RTRACE_API rt_hp *rt_hp_new(void);
+RTRACE_API void rt_hp_free(rt_hp *h);
+/* Accounts call c of trace t (allocations and releases of the "memory"
+ * resource; other calls are ignored). c is not kept: its arguments are
+ * released. Calls come in record order. */
+RTRACE_API void rt_hp_feed(rt_hp *h, rt_trace *t, const rt_call *c);
+/* Closes the pass: the leaked and peak costs of each site. Call once,
+ * after the last call was fed. */
+RTRACE_API void rt_hp_finish(rt_hp *h);
+RTRACE_API const rt_hp_summary *rt_hp_get_summary(const rt_hp *h);
+/* The sites, in the order first seen. */
+RTRACE_API size_t rt_hp_site_count(const rt_hp *h);
+RTRACE_API const rt_hp_site *rt_hp_site_at(const rt_hp *h, size_t i);
+/* Gives site i another backtrace id: the one a resolver rewrote its
+ * backtrace to (the resolver walks calls: give it one per site, made
+ * with the site's bt and first_index). */
+RTRACE_API void rt_hp_set_site_bt(rt_hp *h, size_t i, uint32_t bt);
+/* A cost by type ("allocations", "temporary", "bytes", "peak", "leaked"). */
+RTRACE_API uint64_t rt_hp_cost_of(const rt_hp_cost *c, rt_hp_cost_type type);
+/* Parses a cost type name; false when it is none. */
+RTRACE_API bool rt_hp_parse_cost(const char *name, rt_hp_cost_type *type);
+
+/* Writes the sites as collapsed stacks ("outer;...;inner weight" per
+ * line, flamegraph.pl's and inferno's input) weighted by `type`; sites
+ * of weight 0 are left out, so the weights sum to the total's cost.
+ * Frames are named by their resolved function (inlined calls are frames
+ * of their own), else "module+0xoffset", else the address. 0 or -errno. */
+RTRACE_API int rt_hp_write_collapsed(const rt_hp *h, const rt_trace *t, rt_hp_cost_type type, FILE *fp);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

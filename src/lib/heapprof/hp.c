@@ -1,0 +1,293 @@
+/* Streaming heap profile. One pass over the calls, none of them kept:
+ *  - live blocks sit in an open-addressing table keyed by address
+ *    (size and allocation site), deleted by backward shift;
+ *  - allocation sites are the trace's distinct backtraces, indexed by
+ *    backtrace id, each with its costs and its live bytes;
+ *  - the peak's owners without a second pass: a new global peak starts a
+ *    new epoch, and a site's live bytes are copied to its peak cost the
+ *    first time the site changes after that epoch began (or at the end):
+ *    until then they are what they were at the peak.
+ * Temporary allocations follow heaptrack's analyzer exactly (its
+ * accumulatedtracedata.cpp): a release is temporary when the last record
+ * before it was an allocation of the same (size, backtrace) pair; each
+ * release resets "the last allocation" to the pair heaptrack numbers 0,
+ * the first pair of the trace, as its reset value is that index. realloc
+ * is a release then an allocation in both recordings, so a block
+ * realloc'ed right after its allocation is temporary, as in heaptrack.
+ * Releases of blocks never seen allocated count for nothing, as
+ * heaptrack's interpreter drops them. */
+#include "rtrace/heapprof.h"
+#include "util/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define EMPTY UINT32_MAX
+
+typedef struct block {
+	uint64_t addr, size;
+	uint32_t site; /* EMPTY: a free slot */
+} block;
+
+typedef struct site {
+	rt_hp_site pub;
+	uint64_t live;  /* bytes allocated here and not freed yet */
+	uint64_t epoch; /* the peak epoch pub.cost.peak was taken in */
+} site;
+
+typedef struct pair {
+	uint64_t size;
+	uint32_t site;
+	bool valid;
+} pair;
+
+struct rt_hp {
+	block *blocks;
+	size_t nslots, nlive;
+	site *sites;
+	size_t nsites, csites;
+	uint32_t *by_bt; /* backtrace id + 1 -> site + 1 */
+	size_t nby_bt;
+	uint64_t live, epoch;
+	uint64_t day; /* added to call times: days passed since the first */
+	pair last, first;
+	uint8_t is_mem[RT_MAX_RESOURCES + 1]; /* 0 unknown, 1 memory, 2 other */
+	rt_hp_summary sum;
+};
+
+/* A block table of n free slots. */
+static void new_slots(rt_hp *h, size_t n)
+{
+	h->nslots = n;
+	h->blocks = rt_xmalloc(n * sizeof *h->blocks);
+	for (size_t i = 0; i < n; i++)
+		h->blocks[i].site = EMPTY;
+}
+
+rt_hp *rt_hp_new(void)
+{
+	rt_hp *h = rt_xcalloc(1, sizeof *h);
+	new_slots(h, 1024);
+	return h;
+}
+
+void rt_hp_free(rt_hp *h)
+{
+	if (!h)
+		return;
+	free(h->blocks);
+	free(h->sites);
+	free(h->by_bt);
+	free(h);
+}
+
+static size_t home(const rt_hp *h, uint64_t addr)
+{
+	return rt_mix64(addr) & (h->nslots - 1);
+}
+
+/* The block at addr, or the free slot where it would go. */
+static block *probe(const rt_hp *h, uint64_t addr)
+{
+	for (size_t i = home(h, addr);; i = (i + 1) & (h->nslots - 1)) {
+		block *b = &h->blocks[i];
+		if (b->site == EMPTY || b->addr == addr)
+			return b;
+	}
+}
+
+static void grow_blocks(rt_hp *h)
+{
+	block *old = h->blocks;
+	size_t nold = h->nslots;
+	new_slots(h, nold * 2);
+	for (size_t i = 0; i < nold; i++)
+		if (old[i].site != EMPTY)
+			*probe(h, old[i].addr) = old[i];
+	free(old);
+}
+
+/* Linear-probing deletion by backward shift: no tombstones. */
+static void erase(rt_hp *h, block *b)
+{
+	size_t mask = h->nslots - 1, i = (size_t)(b - h->blocks);
+	for (size_t j = (i + 1) & mask; h->blocks[j].site != EMPTY; j = (j + 1) & mask) {
+		size_t k = home(h, h->blocks[j].addr);
+		if (((j - k) & mask) >= ((j - i) & mask)) {
+			h->blocks[i] = h->blocks[j];
+			i = j;
+		}
+	}
+	h->blocks[i].site = EMPTY;
+	h->nlive--;
+}
+
+static uint32_t site_of(rt_hp *h, uint32_t bt)
+{
+	size_t k = bt == RT_NONE ? 0 : (size_t)bt + 1;
+	if (k >= h->nby_bt) {
+		size_t n = h->nby_bt ? h->nby_bt : 256;
+		while (n <= k)
+			n *= 2;
+		h->by_bt = rt_xrealloc(h->by_bt, n * sizeof *h->by_bt);
+		memset(h->by_bt + h->nby_bt, 0, (n - h->nby_bt) * sizeof *h->by_bt);
+		h->nby_bt = n;
+	}
+	if (!h->by_bt[k]) {
+		if (h->nsites == h->csites) {
+			h->csites = h->csites ? h->csites * 2 : 256;
+			h->sites = rt_xrealloc(h->sites, h->csites * sizeof *h->sites);
+		}
+		h->sites[h->nsites] = (site){{bt, 0, {0}}, 0, 0};
+		h->by_bt[k] = (uint32_t)++h->nsites;
+	}
+	return h->by_bt[k] - 1;
+}
+
+/* Takes the site's bytes at the latest peak before they change. */
+static site *touch(rt_hp *h, uint32_t i)
+{
+	site *s = &h->sites[i];
+	if (s->epoch != h->epoch) {
+		s->pub.cost.peak = s->live;
+		s->epoch = h->epoch;
+	}
+	return s;
+}
+
+static void release(rt_hp *h, block *b)
+{
+	site *s = touch(h, b->site);
+	s->live -= b->size;
+	h->live -= b->size;
+	erase(h, b);
+}
+
+static void on_alloc(rt_hp *h, const rt_call *c, uint32_t si)
+{
+	if ((h->nlive + 1) * 10 > h->nslots * 7)
+		grow_blocks(h);
+	block *b = probe(h, c->res_id);
+	if (b->site != EMPTY) { /* its release was not recorded */
+		release(h, b);
+		b = probe(h, c->res_id);
+	}
+	*b = (block){c->res_id, c->size, si};
+	if (!h->sites[si].pub.cost.allocations)
+		h->sites[si].pub.first_index = c->index;
+	h->nlive++;
+	site *s = touch(h, si);
+	s->live += c->size;
+	s->pub.cost.allocations++;
+	s->pub.cost.bytes += c->size;
+	h->live += c->size;
+	h->sum.total.allocations++;
+	h->sum.total.bytes += c->size;
+	h->last = (pair){c->size, si, true};
+	if (!h->first.valid)
+		h->first = h->last;
+	if (h->live > h->sum.total.peak) {
+		h->sum.total.peak = h->live;
+		h->sum.peak_index = c->index;
+		h->sum.peak_us = c->timestamp_us;
+		h->epoch++;
+	}
+}
+
+static void on_free(rt_hp *h, const rt_call *c)
+{
+	block *b = probe(h, c->res_id);
+	if (b->site == EMPTY)
+		return;
+	if (h->last.valid && h->last.size == b->size && h->last.site == b->site) {
+		h->sites[b->site].pub.cost.temporary++;
+		h->sum.total.temporary++;
+	}
+	h->last = h->first;
+	h->sum.frees++;
+	release(h, b);
+}
+
+static bool is_memory(rt_hp *h, rt_trace *t, uint8_t type)
+{
+	if (!type) /* untyped: sp-rtrace's traces of one resource, memory */
+		return true;
+	if (!h->is_mem[type])
+		h->is_mem[type] = rt_trace_res_is(t, type, "memory") ? 1 : 2;
+	return h->is_mem[type] == 1;
+}
+
+/* Call times are microseconds since midnight: a time more than half a
+ * day before the last one is the next day's. Returns the time on a line
+ * that does not wrap. */
+static uint64_t timeline(rt_hp *h, uint64_t us)
+{
+	const uint64_t day = 86400000000u;
+	us += h->day;
+	if (h->sum.timed && us + day / 2 < h->sum.last_us) {
+		h->day += day;
+		us += day;
+	}
+	if (!h->sum.timed)
+		h->sum.first_us = us;
+	h->sum.timed = true;
+	h->sum.last_us = us;
+	return us;
+}
+
+void rt_hp_feed(rt_hp *h, rt_trace *t, const rt_call *c)
+{
+	if (c->args != RT_NONE)
+		rt_trace_release_args(t, c->args);
+	if (c->kind == RT_CALL_DEAD || c->res_type > RT_MAX_RESOURCES || !is_memory(h, t, c->res_type))
+		return;
+	rt_call tc;
+	if (c->flags & RT_CALL_HAS_TIMESTAMP) {
+		tc = *c;
+		tc.timestamp_us = timeline(h, c->timestamp_us);
+		c = &tc;
+	}
+	if (c->kind == RT_CALL_ALLOC)
+		on_alloc(h, c, site_of(h, c->bt));
+	else
+		on_free(h, c);
+}
+
+void rt_hp_finish(rt_hp *h)
+{
+	h->sum.total.leaked = h->live;
+	h->sum.leaked_blocks = h->nlive;
+	for (size_t i = 0; i < h->nsites; i++) {
+		site *s = touch(h, (uint32_t)i);
+		s->pub.cost.leaked = s->live;
+	}
+}
+
+void rt_hp_set_site_bt(rt_hp *h, size_t i, uint32_t bt) { h->sites[i].pub.bt = bt; }
+const rt_hp_summary *rt_hp_get_summary(const rt_hp *h) { return &h->sum; }
+size_t rt_hp_site_count(const rt_hp *h) { return h->nsites; }
+const rt_hp_site *rt_hp_site_at(const rt_hp *h, size_t i) { return &h->sites[i].pub; }
+
+static const char *const cost_names[] = {"allocations", "temporary", "bytes", "peak", "leaked"};
+
+uint64_t rt_hp_cost_of(const rt_hp_cost *c, rt_hp_cost_type type)
+{
+	switch (type) {
+	case RT_HP_ALLOCATIONS: return c->allocations;
+	case RT_HP_TEMPORARY: return c->temporary;
+	case RT_HP_BYTES: return c->bytes;
+	case RT_HP_PEAK: return c->peak;
+	case RT_HP_LEAKED: return c->leaked;
+	}
+	return 0;
+}
+
+bool rt_hp_parse_cost(const char *name, rt_hp_cost_type *type)
+{
+	for (size_t i = 0; i < sizeof cost_names / sizeof *cost_names; i++)
+		if (!strcmp(name, cost_names[i])) {
+			*type = (rt_hp_cost_type)i;
+			return true;
+		}
+	return false;
+}

@@ -1,0 +1,230 @@
+/* The streaming heap profile (rt_hp) on hand-built text traces: the
+ * summary's figures, heaptrack's temporary rule (same size and stack as
+ * the last allocation; a release resets it to the first pair; realloc as
+ * release then allocation), the owners of the peak when later peaks
+ * replace earlier ones, leaks per site, other resources and unknown
+ * releases ignored, and the collapsed stacks (outermost first, inlined
+ * and unresolved frames, weights summing to the totals). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "rtrace/heapprof.h"
+#include "rtrace/text.h"
+#include "rtrace/trace.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HEADER                                                                  \
+	"version=2.0, arch=x86_64, timestamp=2026.11.26 10:00:00, process=/bin/t, " \
+	"pid=1, filter=resolve, origin=test, \n"                                    \
+	"<1> : memory (memory allocation in bytes)\n"                               \
+	"<2> : fd (file descriptor)\n"
+/* three stacks: A (f called by main), B (g called by main), C (h, no names) */
+#define A "\t0x1001 f() at a.c:1\n\t0x2001 main() at m.c:9\n\n"
+#define B "\t0x1002 g() at b.c:2\n\t0x2002 main() at m.c:10\n\n"
+#define C "\t0x1003\n\t0x2003\n\n"
+
+static void feed(void *ctx, rt_trace *t, const rt_call *c)
+{
+	rt_hp_feed(ctx, t, c);
+}
+
+/* Profiles the text trace body (after HEADER). */
+static rt_hp *profile(const char *body, rt_trace **tp)
+{
+	char buf[8192];
+	snprintf(buf, sizeof buf, "%s%s", HEADER, body);
+	rt_hp *h = rt_hp_new();
+	rt_trace *t = rt_trace_new();
+	rt_read_opts o = {0, feed, NULL, h};
+	rt_diag err;
+	assert_int_equal(rt_text_read_mem(t, buf, strlen(buf), "t.txt", &o, NULL, &err), 0);
+	assert_int_equal(rt_trace_call_count(t), 0); /* nothing kept */
+	rt_hp_finish(h);
+	*tp = t;
+	return h;
+}
+
+/* The site whose first frame is at addr. */
+static const rt_hp_cost *site(const rt_hp *h, const rt_trace *t, uint64_t addr)
+{
+	for (size_t i = 0; i < rt_hp_site_count(h); i++) {
+		const rt_hp_site *s = rt_hp_site_at(h, i);
+		if (s->bt != RT_NONE && rt_trace_bt_frames(t, s->bt)[0].addr == addr)
+			return &s->cost;
+	}
+	fail_msg("no site at 0x%llx", (unsigned long long)addr);
+	return NULL;
+}
+
+static void summary_and_sites(void **state)
+{
+	(void)state;
+	rt_trace *t;
+	rt_hp *h = profile("1. [10:00:00.000] malloc(100) = 0x10\n" A
+			   "2. [10:00:00.500] free(0x10)\n\n"                 /* temporary */
+			   "3. [10:00:01.000] malloc(200) = 0x20\n" A
+			   "4. [10:00:01.000] malloc(300) = 0x30\n" B
+			   "5. [10:00:01.000] free(0x20)\n\n"                 /* not: 0x30 came between */
+			   "6. [10:00:01.000] open<fd>(3) = 0x3\n" C          /* not memory */
+			   "7. [10:00:01.000] free(0x999)\n\n"                /* never allocated */
+			   "8. [10:00:01.000] malloc(50) = 0x40\n" C
+			   "9. [10:00:02.000] free(0x30)\n\n",
+			   &t);
+	const rt_hp_summary *s = rt_hp_get_summary(h);
+	assert_int_equal(s->total.allocations, 4);
+	assert_int_equal(s->total.temporary, 1);
+	assert_int_equal(s->total.bytes, 650);
+	assert_int_equal(s->total.peak, 500); /* calls 3 and 4 */
+	assert_int_equal(s->peak_index, 4);
+	assert_int_equal(s->total.leaked, 50);
+	assert_int_equal(s->leaked_blocks, 1);
+	assert_int_equal(s->frees, 3);
+	assert_true(s->timed);
+	assert_int_equal(s->last_us - s->first_us, 2000000);
+	assert_int_equal(rt_hp_site_count(h), 3);
+	const rt_hp_cost *a = site(h, t, 0x1001), *b = site(h, t, 0x1002), *c = site(h, t, 0x1003);
+	assert_int_equal(a->allocations, 2);
+	assert_int_equal(a->temporary, 1);
+	assert_int_equal(a->peak, 200);
+	assert_int_equal(b->peak, 300);
+	assert_int_equal(c->peak, 0);
+	assert_int_equal(c->leaked, 50);
+	assert_int_equal(a->leaked + b->leaked, 0);
+	rt_hp_free(h);
+	rt_trace_free(t);
+}
+
+/* heaptrack compares (size, stack) pairs, not blocks, and resets the
+ * last allocation to pair number 0, the trace's first. */
+static void temporary_rule(void **state)
+{
+	(void)state;
+	rt_trace *t;
+	rt_hp *h = profile("1. malloc(64) = 0x10\n" A     /* the first pair */
+			   "2. malloc(8) = 0x20\n" B
+			   "3. malloc(8) = 0x30\n" B
+			   "4. free(0x20)\n\n"            /* same pair as call 3: temporary */
+			   "5. free(0x30)\n\n"            /* after a release: not */
+			   "6. free(0x10)\n\n"            /* the first pair after a release: temporary */
+			   "7. malloc(16) = 0x50\n" C
+			   "8. free(0x50)\n\n"            /* realloc: release ... */
+			   "9. realloc(32) = 0x60\n" C    /* ... then allocation */
+			   "10. free(0x60)\n\n"           /* both halves temporary */
+			   "11. malloc(4) = 0x70\n" C
+			   "12. free(0x999)\n\n"          /* unknown: resets nothing */
+			   "13. free(0x70)\n\n",          /* still temporary */
+			   &t);
+	assert_int_equal(rt_hp_get_summary(h)->total.temporary, 5);
+	assert_int_equal(site(h, t, 0x1001)->temporary, 1);
+	assert_int_equal(site(h, t, 0x1002)->temporary, 1);
+	assert_int_equal(site(h, t, 0x1003)->temporary, 3);
+	rt_hp_free(h);
+	rt_trace_free(t);
+}
+
+/* A later, higher peak takes the owners from the earlier one; sites
+ * untouched since keep what they held. */
+static void peak_owners(void **state)
+{
+	(void)state;
+	rt_trace *t;
+	rt_hp *h = profile("1. malloc(1000) = 0x10\n" A
+			   "2. malloc(10) = 0x20\n" B
+			   "3. free(0x10)\n\n"           /* first peak: A 1000, B 10 */
+			   "4. malloc(600) = 0x30\n" C
+			   "5. malloc(600) = 0x40\n" C   /* second peak: B 10, C 1200 */
+			   "6. free(0x30)\n\n"
+			   "7. malloc(100) = 0x50\n" A   /* 720: not a peak */
+			   "8. free(0x20)\n\n",
+			   &t);
+	assert_int_equal(rt_hp_get_summary(h)->total.peak, 1210);
+	assert_int_equal(site(h, t, 0x1001)->peak, 0);
+	assert_int_equal(site(h, t, 0x1002)->peak, 10);
+	assert_int_equal(site(h, t, 0x1003)->peak, 1200);
+	assert_int_equal(site(h, t, 0x1001)->leaked, 100);
+	assert_int_equal(site(h, t, 0x1003)->leaked, 600);
+	rt_hp_free(h);
+	rt_trace_free(t);
+}
+
+/* Call times are since midnight: a trace running past it goes on. */
+static void past_midnight(void **state)
+{
+	(void)state;
+	rt_trace *t;
+	rt_hp *h = profile("1. [23:59:59.000] malloc(10) = 0x10\n" A
+			   "2. [00:00:01.500] malloc(20) = 0x20\n" A
+			   "3. [00:00:02.000] free(0x10)\n\n",
+			   &t);
+	const rt_hp_summary *s = rt_hp_get_summary(h);
+	assert_int_equal(s->last_us - s->first_us, 3000000);
+	assert_int_equal(s->peak_us - s->first_us, 2500000);
+	rt_hp_free(h);
+	rt_trace_free(t);
+}
+
+static char *collapsed(const rt_hp *h, const rt_trace *t, rt_hp_cost_type type)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	assert_non_null(fp);
+	assert_int_equal(rt_hp_write_collapsed(h, t, type, fp), 0);
+	fclose(fp);
+	return buf;
+}
+
+static void collapsed_stacks(void **state)
+{
+	(void)state;
+	rt_trace *t;
+	rt_hp *h = profile("1. malloc(100) = 0x10\n" A
+			   "2. free(0x10)\n\n"
+			   "3. malloc(7) = 0x20\n" B
+			   "4. malloc(9) = 0x30\n" C
+			   "5. malloc(3) = 0x40\n\n",     /* no backtrace */
+			   &t);
+	/* an inlined call: h2 inlined into the frame of g */
+	rt_frame f = rt_trace_bt_frames(t, rt_hp_site_at(h, 1)->bt)[0];
+	rt_srcloc locs[2] = {{rt_trace_intern(t, "h2", 2), RT_NONE, 0, 0, 0},
+			     {rt_trace_intern(t, "g", 1), RT_NONE, 0, 0, 0}};
+	rt_trace_set_frame_info(t, &f, RT_NONE, locs, 2);
+	char *s = collapsed(h, t, RT_HP_LEAKED);
+	assert_string_equal(s, "main;g;h2 7\n0x2003;0x1003 9\n[no backtrace] 3\n");
+	free(s);
+	s = collapsed(h, t, RT_HP_TEMPORARY);
+	assert_string_equal(s, "main;f 1\n");
+	free(s);
+	for (rt_hp_cost_type ty = RT_HP_ALLOCATIONS; ty <= RT_HP_LEAKED; ty++) {
+		s = collapsed(h, t, ty);
+		uint64_t sum = 0;
+		for (const char *p = s; (p = strchr(p, ' ')); p++)
+			sum += strtoull(p + 1, NULL, 10);
+		assert_int_equal(sum, rt_hp_cost_of(&rt_hp_get_summary(h)->total, ty));
+		free(s);
+	}
+	rt_hp_cost_type ty;
+	assert_true(rt_hp_parse_cost("peak", &ty));
+	assert_int_equal(ty, RT_HP_PEAK);
+	assert_false(rt_hp_parse_cost("size", &ty));
+	rt_hp_free(h);
+	rt_trace_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(summary_and_sites),
+		cmocka_unit_test(temporary_rule),
+		cmocka_unit_test(peak_owners),
+		cmocka_unit_test(past_midnight),
+		cmocka_unit_test(collapsed_stacks),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
