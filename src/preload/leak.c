@@ -181,6 +181,8 @@ static const char *prepare(scan **sp)
 	scan *s = *sp = rt_pages(sizeof *s);
 	if (!s || !rt_leak_collect_blocks(s))
 		return "leak check: out of memory; no verdicts";
+	if (!s->n) /* nothing a root could reach: no root is read */
+		return NULL;
 	errno = 0;
 	if (rt_leak_read_maps(s))
 		return NULL;
@@ -225,10 +227,12 @@ static void check_now(bool freeres, const entry_state *self, const park_slot *al
 	s->clique = -1;
 	s->self_sp = self->sp;
 	s->alloc_base = alloc_base;
-	rt_leak_scan_roots(s, self);
-	if (all)
-		rt_leak_scan_regs(s, all->regs, NREGS);
-	rt_leak_find_cliques(s);
+	if (s->n) { /* a process that ends with no block skips the scan */
+		rt_leak_scan_roots(s, self);
+		if (all)
+			rt_leak_scan_regs(s, all->regs, NREGS);
+		rt_leak_find_cliques(s);
+	}
 	if (!stopped)
 		message(rt_leak_stop_why());
 	if (mode == LEAK_CHECK_FULL)
