@@ -7,7 +7,7 @@
 #   bench/startup.sh              # N=30 runs per configuration
 #   bench/startup.sh --quick      # N=5
 #
-# Configurations (one process each, wall time, median of N):
+# Configurations (wall time, and CPU time under perf stat; medians of N):
 #   plain       /bin/true
 #   rtrace      rtrace run -q -o DIR -- /bin/true
 #   preload     /bin/true with LD_PRELOAD=librtrace-preload.so and the
@@ -23,8 +23,10 @@
 #                  before/after comparison needs only the two libraries
 #   N=n            runs per configuration (30; loops: N/3, at least 3)
 #   CONFIGS="..."  a subset of the configurations above
-#   PERF=1         also record a perf profile of 200 preloaded /bin/true
-#                  runs and print its top symbols (bench/out/startup/)
+#   PERF=1         also profile 100 preloaded /bin/true (perf record with
+#                  DWARF call chains, bench/out/startup/perf.data): each
+#                  sample's class (loading, tracer start, exit leak check,
+#                  ...), then the top symbols
 #   IDLE_WAIT=s    wait up to s seconds for an idle CPU first (60)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -128,15 +130,31 @@ for c in plain rtrace preload heaptrack; do [ -n "${res[$c]:-}" ] && row "$c" pl
 # the cost per /bin/true of the loop (each is also a traced fork of bash)
 for c in loop loop-rtrace; do [ -n "${res[$c]:-}" ] && row "$c" loop 100; done
 
+# the class of each sample of the traced /bin/true: the first whose
+# functions its call chain holds, in this order
+classes='
+/^true / { if (n) tally(); n = 1; chain = ""; next }
+/^[^ \t]/ { if (n) tally(); n = 0; next }
+NF >= 2 && n { chain = chain " " $2; next }
+END { if (n) tally(); for (k in c) printf "  %5.1f%%  %s\n", 100 * c[k] / tot, k; printf "  (%d samples)\n", tot }
+function tally() {
+	tot++; k = "the rest (chains perf could not unwind, the program)"
+	if (chain ~ /rt_leak_exit_at|rt_leak_exit_entry|check_now/) k = "exit: the leak check"
+	else if (chain ~ /rt_finish|rt_writer_close|rt_fini/) k = "exit: the end of the trace"
+	else if (chain ~ /rt_start|rt_init/) k = "tracer start"
+	else if (chain ~ /load_elf_binary|bprm_execve/) k = "exec (kernel)"
+	else if (chain ~ /exit_mmap|do_exit|do_group_exit/) k = "exit (kernel)"
+	else if (chain ~ /_dl_start|dl_main|_dl_sysdep_start|_dl_map_object|_dl_relocate|_dl_init|_dl_catch|do_preload/) k = "loading (ld.so)"
+	c[k]++; n = 0
+}'
 if [ "${PERF:-0}" = 1 ]; then
 	cat >"$out/many.sh" <<EOF
-for i in \$(seq 200); do env $(printf '%q ' "${preload_env[@]}") /bin/true; rm -f $out/traces/*; done
+for i in \$(seq 100); do env $(printf '%q ' "${preload_env[@]}") /bin/true; rm -f $out/traces/*; done
 EOF
-	perf record -q -g -o "$out/perf.data" -- bash "$out/many.sh" >/dev/null 2>&1 || true
-	echo "perf: where 200 preloaded /bin/true spend their time (self, by symbol):"
-	perf report -i "$out/perf.data" --comm true --no-children --sort dso,sym -g none --stdio -q 2>/dev/null |
-		grep '%' | head -30
-	echo "perf: the same with the time of what each function calls (children):"
-	perf report -i "$out/perf.data" --comm true --children --sort sym -g none --stdio -q 2>/dev/null |
-		grep '%' | head -40
+	perf record -q --call-graph dwarf,32768 -o "$out/perf.data" -- bash "$out/many.sh" >/dev/null 2>&1 || true
+	echo "perf: 100 preloaded /bin/true, samples by class:"
+	perf script -i "$out/perf.data" --comm true 2>/dev/null | awk "$classes" | sort -rn
+	echo "perf: top symbols (self):"
+	perf report -i "$out/perf.data" --comm true --percentage relative --no-children --sort dso,sym -g none \
+		--stdio -q 2>/dev/null | grep '%' | head -25
 fi

@@ -4,7 +4,7 @@
 # blocks is still checked in full.
 . "$(dirname "$0")/lib.sh"
 : "${PROGRAMS:?}"
-command -v strace > /dev/null || { echo "strace is not installed" >&2; exit 1; }
+command -v strace > /dev/null || { echo "strace is not installed (scripts/setup.sh installs it)" >&2; exit 1; }
 cd "$TMP" || exit 1
 
 # the calls reading another process's memory, made by the traced program
