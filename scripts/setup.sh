@@ -10,6 +10,7 @@ packages=(
   binutils elfutils
   time
   valgrind
+  strace
   libxml2-utils libtest-valgrind-perl python3
 )
 

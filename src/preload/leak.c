@@ -182,6 +182,8 @@ static const char *prepare(scan **sp)
 	scan *s = *sp = rt_pages(sizeof *s);
 	if (!s || !rt_leak_collect_blocks(s))
 		return "leak check: out of memory; no verdicts";
+	if (!s->n) /* nothing a root could reach: no root is read */
+		return NULL;
 	errno = 0;
 	if (rt_leak_read_maps(s))
 		return NULL;
@@ -254,7 +256,8 @@ static void check_now(bool freeres, const entry_state *self, const park_slot *al
 	s->clique = -1;
 	s->self_sp = self->sp;
 	s->alloc_base = alloc_base;
-	if (!scan_guarded(s, self, all))
+	/* a process that ends with no block has nothing to scan */
+	if (s->n && !scan_guarded(s, self, all))
 		return;
 	if (!stopped)
 		message(rt_leak_stop_why());

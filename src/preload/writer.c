@@ -569,7 +569,12 @@ void rt_writer_close(void)
 		return;
 	uint64_t used = atomic_load(&next_chunk), ready = atomic_load(&ready_chunks);
 	uint64_t end = HDR_SIZE + (used < ready ? used : ready) * CHUNK_SIZE;
-	if (header_write(fd, &end, 8, RT_TF_OFF_DATA_END) == 8)
+	struct stat st;
+	if (header_write(fd, &end, 8, RT_TF_OFF_DATA_END) != 8)
+		return;
+	/* cut only when there is something to cut: a truncation to the same
+	 * size still changes and journals the inode, at every process's end */
+	if (fstat(fd, &st) || (uint64_t)st.st_size != end)
 		(void)!ftruncate(fd, (off_t)end); /* shrinks: no SIGXFSZ */
 }
 
