@@ -93,6 +93,8 @@ static void parse_options(int argc, char **argv, heap_opts *o)
 		default: cli_resolve_option(&o->res, "heap", c, optarg); break;
 		}
 	}
+	if (o->heaptrack && o->collapsed)
+		cli_die_usage("heap", "--heaptrack and --collapsed are two outputs: give one");
 	if (optind >= argc)
 		cli_die_usage("heap", "no trace given (a file, or - for standard input)");
 	if (optind + 1 < argc)

@@ -20,6 +20,8 @@ trace=$(ls "$TMP"/tp_heapprof-*.rtrace | head -1)
 "$RTRACE" heap --heaptrack="$TMP/bin.heaptrack" "$trace" 2> x1.err || bad "export of the binary trace"
 "$RTRACE" heap --heaptrack="$TMP/text.heaptrack" text.trace 2> x2.err || bad "export of the text trace"
 "$RTRACE" heap --heaptrack="$TMP/bin.heaptrack.gz" "$trace" 2> x3.err || bad "gzip export"
+"$RTRACE" heap --heaptrack=x --collapsed=peak "$trace" > /dev/null 2>&1
+[ $? -eq 2 ] && ok || bad "--heaptrack with --collapsed is not a usage error"
 gzip -t bin.heaptrack.gz 2> /dev/null && ok || bad "the .gz export is not gzip data"
 for f in bin.heaptrack text.heaptrack bin.heaptrack.gz; do
   heaptrack_print -f "$f" > "$f.out" 2> "$f.err" || bad "heaptrack_print $f: $(head -3 "$f.err")"

@@ -290,8 +290,9 @@ static void write_all(writer *w, rt_hp_heaptrack *x, const rt_hp *h, const char 
 	free(trace);
 	copy_body(w, x->body);
 	const rt_hp_summary *s = rt_hp_get_summary(h);
-	if (s->timed)
-		put(w, "c %" PRIx64 "\n", (s->last_us - s->first_us) / 1000);
+	uint64_t end_ms = (s->last_us - s->first_us) / 1000;
+	if (s->timed && end_ms + 1 != x->last_ms) /* the runtime: the last call's time */
+		put(w, "c %" PRIx64 "\n", end_ms);
 }
 
 int rt_hp_heaptrack_write(rt_hp_heaptrack *x, const rt_hp *h, const rt_trace *t, const char *exe, int fd,
