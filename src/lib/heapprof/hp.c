@@ -15,7 +15,10 @@
  * is a release then an allocation in both recordings, so a block
  * realloc'ed right after its allocation is temporary, as in heaptrack.
  * Releases of blocks never seen allocated count for nothing, as
- * heaptrack's interpreter drops them. */
+ * heaptrack's interpreter drops them. A listener (rt_hp_set_listener) is
+ * told each allocation and release as it is accounted, so that exports
+ * which need every event in order (heaptrack's format) stream them
+ * without a second pass and agree with the profile's figures. */
 #include "rtrace/heapprof.h"
 #include "util/util.h"
 

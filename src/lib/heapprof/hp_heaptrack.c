@@ -174,10 +174,18 @@ static void put(writer *w, const char *fmt, ...)
 	va_start(ap, fmt);
 	int n = vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-	if (n >= (int)sizeof buf)
+	if (n >= (int)sizeof buf) /* records are short: only texts are long */
 		n = (int)sizeof buf - 1;
 	if (n > 0 && gzwrite(w->gz, buf, (unsigned)n) != n && !w->err)
 		w->err = -EIO;
+}
+
+/* Text of any length, then the line's end. */
+static void put_text(writer *w, const char *s, size_t len)
+{
+	if (len && gzwrite(w->gz, s, (unsigned)len) != (int)len && !w->err)
+		w->err = -EIO;
+	put(w, "\n");
 }
 
 /* heaptrack's string index of s (1 on; 0: none), written when new as a
@@ -192,9 +200,7 @@ static uint32_t str_index(writer *w, const char *s)
 	uint32_t id = rt_strtab_intern(&w->strs, s, len);
 	if (w->strs.n != before) {
 		put(w, "s %zx ", len);
-		if (gzwrite(w->gz, s, (unsigned)len) != (int)len && !w->err)
-			w->err = -EIO;
-		put(w, "\n");
+		put_text(w, s, len);
 	}
 	return id + 1;
 }
@@ -279,8 +285,10 @@ static void copy_body(writer *w, FILE *body)
 static void write_all(writer *w, rt_hp_heaptrack *x, const rt_hp *h, const char *exe)
 {
 	put(w, "v 10400 3\n");
-	if (exe && *exe)
-		put(w, "X %.*s\n", (int)strcspn(exe, "\r\n"), exe);
+	if (exe && *exe) {
+		put(w, "X ");
+		put_text(w, exe, strcspn(exe, "\r\n"));
+	}
 	size_t ns = rt_hp_site_count(h);
 	uint32_t *trace = rt_xmalloc((ns ? ns : 1) * sizeof *trace);
 	for (size_t i = 0; i < ns; i++)
