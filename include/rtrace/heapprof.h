@@ -72,6 +72,19 @@ RTRACE_API const rt_hp_site *rt_hp_site_at(const rt_hp *h, size_t i);
  * backtrace to (the resolver walks calls: give it one per site, made
  * with the site's bt and first_index). */
 RTRACE_API void rt_hp_set_site_bt(rt_hp *h, size_t i, uint32_t bt);
+/* A block event as the profile saw it: an allocation, or the release of
+ * a block it saw allocated (releases of unknown blocks are dropped; an
+ * allocation at the address of a live block releases that block first). */
+typedef struct rt_hp_event {
+	bool alloc;
+	uint32_t site;    /* rt_hp site index */
+	uint64_t size;    /* the block's size */
+	uint64_t time_us; /* since the first timed call; 0 when untimed */
+} rt_hp_event;
+
+typedef void (*rt_hp_listener)(void *ctx, const rt_hp_event *e);
+/* Has fn told every block event while calls are fed (exports that stream). */
+RTRACE_API void rt_hp_set_listener(rt_hp *h, rt_hp_listener fn, void *ctx);
 /* A cost by type ("allocations", "temporary", "bytes", "peak", "leaked"). */
 RTRACE_API uint64_t rt_hp_cost_of(const rt_hp_cost *c, rt_hp_cost_type type);
 /* Parses a cost type name; false when it is none. */
@@ -83,6 +96,23 @@ RTRACE_API bool rt_hp_parse_cost(const char *name, rt_hp_cost_type *type);
  * Frames are named by their resolved function (inlined calls are frames
  * of their own), else "module+0xoffset", else the address. 0 or -errno. */
 RTRACE_API int rt_hp_write_collapsed(const rt_hp *h, const rt_trace *t, rt_hp_cost_type type, FILE *fp);
+
+/* heaptrack's interpreted data format (docs/heaptrack-format.md), the
+ * file heaptrack_print and heaptrack_gui read. Streams: made before the
+ * pass, its rt_hp_heaptrack_event is the profile's listener and writes
+ * the allocation records to `body` (a temporary file); after the pass and
+ * the resolution of the sites, rt_hp_heaptrack_write writes the strings,
+ * instruction pointers, trace tree and allocation kinds, then the body. */
+typedef struct rt_hp_heaptrack rt_hp_heaptrack;
+
+RTRACE_API rt_hp_heaptrack *rt_hp_heaptrack_new(FILE *body);
+RTRACE_API void rt_hp_heaptrack_free(rt_hp_heaptrack *x);
+/* An rt_hp_listener; ctx is the rt_hp_heaptrack. */
+RTRACE_API void rt_hp_heaptrack_event(void *ctx, const rt_hp_event *e);
+/* Writes the file to fd, gzip-compressed when gzip (else plain text);
+ * exe names the program (heaptrack's X record). 0 or -errno. */
+RTRACE_API int rt_hp_heaptrack_write(rt_hp_heaptrack *x, const rt_hp *h, const rt_trace *t, const char *exe,
+				     int fd, bool gzip);
 
 #ifdef __cplusplus
 }

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { OPT_NO_RESOLVE = 256, OPT_COLLAPSED, OPT_STACKS };
+enum { OPT_NO_RESOLVE = 256, OPT_COLLAPSED, OPT_STACKS, OPT_HEAPTRACK };
 
 static const cli_option options[] = {
 	{'n', "limit", " N", 'n', "call sites in each list (default 10)"},
@@ -27,6 +27,9 @@ static const cli_option options[] = {
 	{0, "collapsed", "=COST", OPT_COLLAPSED, "write collapsed stacks for flame graphs instead,\n"
 						 "weighted by COST: allocations, temporary,\n"
 						 "bytes, peak or leaked"},
+	{0, "heaptrack", "=FILE", OPT_HEAPTRACK, "write FILE in heaptrack's format instead, for\n"
+						 "heaptrack_print and heaptrack_gui (gzip-\n"
+						 "compressed when FILE ends in .gz)"},
 	{'o', "output", " FILE", 'o', "write FILE (default: standard output)"},
 	{0, "no-resolve", NULL, OPT_NO_RESOLVE, "keep addresses unresolved"},
 	CLI_RESOLVE_OPTIONS("look for separate debug info in DIR too (repeatable)",
@@ -53,7 +56,7 @@ static const cli_command command = {
 };
 
 typedef struct heap_opts {
-	const char *input, *output;
+	const char *input, *output, *heaptrack;
 	uint64_t limit, sub_limit;
 	bool stacks, no_resolve, collapsed;
 	rt_hp_cost_type cost;
@@ -79,6 +82,7 @@ static void parse_options(int argc, char **argv, heap_opts *o)
 		case 's': o->sub_limit = parse_count(optarg, "--sub-limit"); break;
 		case 'o': o->output = optarg; break;
 		case OPT_STACKS: o->stacks = true; break;
+		case OPT_HEAPTRACK: o->heaptrack = optarg; break;
 		case OPT_NO_RESOLVE: o->no_resolve = true; break;
 		case OPT_COLLAPSED:
 			if (!rt_hp_parse_cost(optarg, &o->cost))
@@ -89,6 +93,8 @@ static void parse_options(int argc, char **argv, heap_opts *o)
 		default: cli_resolve_option(&o->res, "heap", c, optarg); break;
 		}
 	}
+	if (o->heaptrack && o->collapsed)
+		cli_die_usage("heap", "--heaptrack and --collapsed are two outputs: give one");
 	if (optind >= argc)
 		cli_die_usage("heap", "no trace given (a file, or - for standard input)");
 	if (optind + 1 < argc)
@@ -402,18 +408,51 @@ static int heap_report(FILE *fp, const rt_trace *t, const rt_hp *h, uint64_t lim
 	return 0;
 }
 
+/* The heaptrack export's second half, once the sites are resolved. */
+static int write_heaptrack(rt_hp_heaptrack *x, const rt_hp *h, const rt_trace *t, const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		cli_error("cannot create '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	size_t n = strlen(path);
+	bool gz = n > 3 && !strcmp(path + n - 3, ".gz");
+	int rc = rt_hp_heaptrack_write(x, h, t, rt_trace_header(t, "process"), fd, gz);
+	if (rc)
+		cli_error("cannot write %s: %s", path, strerror(-rc));
+	return rc ? -1 : 0;
+}
+
+/* The heaptrack export's first half: the profile's events streamed to a
+ * temporary file during the pass. */
+static rt_hp_heaptrack *start_heaptrack(rt_hp *h, FILE **body)
+{
+	if (!(*body = tmpfile()))
+		cli_die("cannot create a temporary file: %s", strerror(errno));
+	rt_hp_heaptrack *x = rt_hp_heaptrack_new(*body);
+	rt_hp_set_listener(h, rt_hp_heaptrack_event, x);
+	return x;
+}
+
 int cmd_heap(int argc, char **argv)
 {
 	heap_opts o = {0};
 	parse_options(argc, argv, &o);
 	rt_trace *t = rt_trace_new();
 	rt_hp *h = rt_hp_new();
+	FILE *body = NULL;
+	rt_hp_heaptrack *x = o.heaptrack ? start_heaptrack(h, &body) : NULL;
 	int status = RT_EXIT_DATA;
 	int rc = read_profile(t, h, &o);
 	FILE *fp = stdout;
 	if (rc < 0)
 		goto out;
 	resolve_sites(t, h, &o);
+	if (x) {
+		status = write_heaptrack(x, h, t, o.heaptrack) || rc ? RT_EXIT_DATA : RT_EXIT_OK;
+		goto out;
+	}
 	if (o.output && !(fp = fopen(o.output, "w"))) {
 		cli_error("cannot create '%s': %s", o.output, strerror(errno));
 		fp = stdout;
@@ -430,6 +469,9 @@ int cmd_heap(int argc, char **argv)
 out:
 	if (fp != stdout)
 		fclose(fp);
+	if (body)
+		fclose(body);
+	rt_hp_heaptrack_free(x);
 	rt_hp_free(h);
 	rt_trace_free(t);
 	cli_resolve_opts_free(&o.res);

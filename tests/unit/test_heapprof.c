@@ -4,7 +4,8 @@
  * release then allocation), the owners of the peak when later peaks
  * replace earlier ones, leaks per site, other resources and unknown
  * releases ignored, and the collapsed stacks (outermost first, inlined
- * and unresolved frames, weights summing to the totals). */
+ * and unresolved frames, weights summing to the totals); the heaptrack
+ * export's records. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define HEADER                                                                  \
 	"version=2.0, arch=x86_64, timestamp=2026.11.26 10:00:00, process=/bin/t, " \
@@ -217,6 +219,60 @@ static void collapsed_stacks(void **state)
 	rt_trace_free(t);
 }
 
+/* The heaptrack export of a profile fed with the exporter listening. */
+static char *heaptrack_export(const char *body)
+{
+	char buf[8192];
+	snprintf(buf, sizeof buf, "%s%s", HEADER, body);
+	rt_hp *h = rt_hp_new();
+	FILE *tmp = tmpfile(), *out = tmpfile();
+	assert_non_null(tmp);
+	assert_non_null(out);
+	rt_hp_heaptrack *x = rt_hp_heaptrack_new(tmp);
+	rt_hp_set_listener(h, rt_hp_heaptrack_event, x);
+	rt_trace *t = rt_trace_new();
+	rt_read_opts o = {0, feed, NULL, h};
+	rt_diag err;
+	assert_int_equal(rt_text_read_mem(t, buf, strlen(buf), "t.txt", &o, NULL, &err), 0);
+	rt_hp_finish(h);
+	assert_int_equal(rt_hp_heaptrack_write(x, h, t, "/bin/t -x", dup(fileno(out)), false), 0);
+	size_t n = (size_t)ftell(out);
+	char *s = calloc(1, n + 1);
+	rewind(out);
+	assert_int_equal(fread(s, 1, n, out), n);
+	fclose(out);
+	fclose(tmp);
+	rt_hp_heaptrack_free(x);
+	rt_hp_free(h);
+	rt_trace_free(t);
+	return s;
+}
+
+/* Strings, frames, the trace tree (main shared by f and g), allocation
+ * kinds numbered by (size, stack) in order of first use, + and - naming
+ * them, times in ms; an allocation over a live block releases it first;
+ * releases of unknown blocks and other resources are left out. */
+static void heaptrack_records(void **state)
+{
+	(void)state;
+	char *s = heaptrack_export("1. [10:00:00.000] malloc(100) = 0x10\n" A
+				   "2. [10:00:00.005] free(0x10)\n\n"
+				   "3. [10:00:00.005] malloc(100) = 0x10\n" A
+				   "4. [10:00:00.010] malloc(300) = 0x30\n" B
+				   "5. [10:00:00.010] open<fd>(3) = 0x3\n" C
+				   "6. [10:00:00.010] free(0x999)\n\n"
+				   "7. [10:00:00.011] malloc(50) = 0x30\n" C
+				   "8. [10:00:01.020] free(0x10)\n\n");
+	assert_string_equal(s, "v 10400 3\nX /bin/t -x\n"
+			       "s 4 main\ns 3 m.c\ni 2001 0 1 2 9\nt 1 0\n"
+			       "s 1 f\ns 3 a.c\ni 1001 0 3 4 1\nt 2 1\n"
+			       "i 2002 0 1 2 a\nt 3 0\ns 1 g\ns 3 b.c\ni 1002 0 5 6 2\nt 4 3\n"
+			       "i 2003 0\nt 5 0\ni 1003 0\nt 6 5\n"
+			       "a 64 2\na 12c 4\na 32 6\n"
+			       "+ 0\nc 5\n- 0\n+ 0\nc a\n+ 1\nc b\n- 1\n+ 2\nc 3fc\n- 0\n");
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -225,6 +281,7 @@ int main(void)
 		cmocka_unit_test(peak_owners),
 		cmocka_unit_test(past_midnight),
 		cmocka_unit_test(collapsed_stacks),
+		cmocka_unit_test(heaptrack_records),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,7 +15,10 @@
  * is a release then an allocation in both recordings, so a block
  * realloc'ed right after its allocation is temporary, as in heaptrack.
  * Releases of blocks never seen allocated count for nothing, as
- * heaptrack's interpreter drops them. */
+ * heaptrack's interpreter drops them. A listener (rt_hp_set_listener) is
+ * told each allocation and release as it is accounted, so that exports
+ * which need every event in order (heaptrack's format) stream them
+ * without a second pass and agree with the profile's figures. */
 #include "rtrace/heapprof.h"
 #include "util/util.h"
 
@@ -53,7 +56,24 @@ struct rt_hp {
 	pair last, first;
 	uint8_t is_mem[RT_MAX_RESOURCES + 1]; /* 0 unknown, 1 memory, 2 other */
 	rt_hp_summary sum;
+	rt_hp_listener listen; /* told every block event, or NULL */
+	void *listen_ctx;
+	uint64_t now_us; /* the time of the call being fed */
 };
+
+void rt_hp_set_listener(rt_hp *h, rt_hp_listener fn, void *ctx)
+{
+	h->listen = fn;
+	h->listen_ctx = ctx;
+}
+
+static void tell(rt_hp *h, bool alloc, uint32_t si, uint64_t size)
+{
+	if (!h->listen)
+		return;
+	rt_hp_event e = {alloc, si, size, h->sum.timed ? h->now_us - h->sum.first_us : 0};
+	h->listen(h->listen_ctx, &e);
+}
 
 /* A block table of n free slots. */
 static void new_slots(rt_hp *h, size_t n)
@@ -158,6 +178,7 @@ static site *touch(rt_hp *h, uint32_t i)
 static void release(rt_hp *h, block *b)
 {
 	site *s = touch(h, b->site);
+	tell(h, false, b->site, b->size);
 	s->live -= b->size;
 	h->live -= b->size;
 	erase(h, b);
@@ -192,6 +213,7 @@ static void on_alloc(rt_hp *h, const rt_call *c, uint32_t si)
 		h->sum.peak_us = c->timestamp_us;
 		h->epoch++;
 	}
+	tell(h, true, si, c->size);
 }
 
 static void on_free(rt_hp *h, const rt_call *c)
@@ -232,6 +254,7 @@ static uint64_t timeline(rt_hp *h, uint64_t us)
 		h->sum.first_us = us;
 	h->sum.timed = true;
 	h->sum.last_us = us;
+	h->now_us = us;
 	return us;
 }
 
