@@ -20,6 +20,33 @@ grep -q '^Command: *.*/tp_heapprof$' rt.ms_print && ok || bad "ms_print: the tra
 grep -qE '^ Detailed snapshots: \[.*[0-9]+ \(peak\)' rt.ms_print && ok || bad "ms_print: a peak snapshot"
 grep -qE '^ Detailed snapshots: \[[0-9]+, ' rt.ms_print && ok || bad "ms_print: detailed snapshots besides the peak"
 
+# massif-visualizer's stricter reading (its parserprivate.cpp): one desc,
+# cmd and time_unit line each, "#-----------" around "snapshot=N", and
+# each tree node indented by exactly its depth, "nK: BYTES LABEL", its K
+# children following; a child holds no more than its parent
+strict() {
+  awk 'function fail(m) { print FILENAME ":" NR ": " m; bad = 1; exit 1 }
+    NR == 1 { if ($0 !~ /^desc: /) fail("desc"); next }
+    NR == 2 { if ($0 !~ /^cmd: /) fail("cmd"); next }
+    NR == 3 { if ($0 !~ /^time_unit: (i|ms|B)$/) fail("time_unit"); next }
+    tree {
+      match($0, /^ */)
+      if (RLENGTH != level || !match($0, /^ *n[0-9]+: [0-9]+ ./)) fail("tree node at depth " level)
+      split(substr($0, level + 2), f, /[: ]+/)
+      if (level && f[2] > bytes[level - 1]) fail("a child above its parent")
+      bytes[level] = f[2]; rem[level]--
+      if (f[1] > 0) { rem[++level] = f[1]; next }
+      while (level > 0 && rem[level] == 0) level--
+      if (level == 0 && rem[0] == 0) { tree = 0; level = 0 }
+      next
+    }
+    /^heap_tree=(detailed|peak)$/ { tree = 1; level = 0; rem[0] = 1; next }
+    /^snapshot=/ { if (prev != "#-----------") fail("snapshot separator") }
+    { prev = $0 }
+    END { if (!bad && tree) fail("unfinished tree") }' "$1"
+}
+strict rt.massif && ok || bad "massif-visualizer's reading"
+
 # the peak snapshot: massif's fields, its heap the trace's peak
 peak_field() { # FIELD FILE: FIELD= of the heap_tree=peak snapshot
   awk -v f="$1" -F= '$1 == "snapshot" { delete v } { v[$1] = $2 } $0 == "heap_tree=peak" { print v[f]; exit }' "$2"
@@ -60,6 +87,23 @@ leaked=$(sed -nE 's/^total memory leaked: .*\(([0-9]+) bytes.*/\1/p' heap.out)
 "$RTRACE" heap --massif "$trace" | grep -qx 'time_unit: ms' && ok || bad "a timed trace: ms"
 "$RTRACE" heap --time-unit=i "$trace" > /dev/null 2>&1; [ $? = 2 ] && ok || bad "--time-unit without --massif: exit 2"
 "$RTRACE" heap --massif --time-unit=s "$trace" > /dev/null 2>&1; [ $? = 2 ] && ok || bad "bad time unit: exit 2"
+
+# a longer trace: snapshots culled to massif's bounds, spread over time,
+# every 10th detailed, the peak still exact
+"$RTRACE" run -o "$TMP" -- "$PROGRAMS/tp_churn" 20000 > /dev/null 2> churn.err || bad "rtrace run tp_churn"
+churn=$(ls "$TMP"/tp_churn-*.rtrace 2>/dev/null | head -1)
+"$RTRACE" heap "$churn" > churn.out
+"$RTRACE" heap --massif --time-unit=i -o churn.massif "$churn" && ms_print churn.massif > churn.ms_print && ok ||
+  bad "ms_print reads a culled export"
+strict churn.massif && ok || bad "massif-visualizer's reading of a culled export"
+n=$(grep -c '^snapshot=' churn.massif)
+[ "$n" -ge 50 ] && [ "$n" -le 103 ] && ok || bad "culled to $n snapshots"
+d=$(grep -c '^heap_tree=detailed' churn.massif)
+[ "$d" -ge 4 ] && [ "$d" -le 10 ] && ok || bad "$d detailed snapshots"
+[ "$(peak_field mem_heap_B churn.massif)" = "$(sed -nE 's/^peak heap memory consumption: .*\(([0-9]+) bytes.*/\1/p' churn.out)" ] &&
+  ok || bad "culled export: the peak"
+awk -F= '$1 == "time" { if ($2 < t) exit 1; t = $2 } END { exit t < 40000 }' churn.massif && ok ||
+  bad "culled export: times in order, up to the last call"
 
 # massif's own run: the same peak, the same allocating functions and bytes
 valgrind --tool=massif --peak-inaccuracy=0.0 --massif-out-file=vg.massif "$PROGRAMS/tp_heapprof" > vg.log 2>&1 ||

@@ -4,7 +4,7 @@
  * with massif's policy in its simple form: a snapshot per call until
  * 100 are kept, then one of each pair is dropped and the spacing grows,
  * so memory stays bounded whatever the trace's length; every 10th
- * snapshot taken is detailed (the live bytes of each site, copied). The
+ * snapshot kept is detailed (the live bytes of each site, copied). The
  * peak is only known at the end: its snapshot is put in time order when
  * writing, its tree made of the sites' peak costs, which rt_hp computes
  * in the same pass. Trees are written as massif does: from the
@@ -39,7 +39,7 @@ typedef struct snap {
 struct rt_hp_massif {
 	snap *s;
 	size_t n;
-	uint64_t interval, calls, taken;
+	uint64_t interval, calls;
 	snap peak;
 };
 
@@ -81,16 +81,24 @@ static void take_detail(snap *s, const rt_hp *h)
 	s->ndetail = k;
 }
 
-/* Full: one snapshot of each pair goes, the detailed one staying (so
- * detailed snapshots are not lost to culling), and the next ones are
- * spaced so that the kept half spans about the same again. */
+/* A snapshot is detailed when it lands in every 10th place of the list. */
+static bool detailed_place(size_t i)
+{
+	return i % DETAILED_FREQ == DETAILED_FREQ - 1;
+}
+
+/* Full: one snapshot of each pair goes, and the next ones are spaced so
+ * that the kept half spans about the same again. Place k keeps the pair
+ * (2k, 2k + 1): the first, but in a detailed place the second, which sat
+ * in one too; so every 10th snapshot stays detailed, evenly spread, and
+ * at most a tenth of them hold trees. */
 static void cull(rt_hp_massif *m)
 {
 	size_t k = 0;
-	for (size_t i = 0; i + 1 < m->n; i += 2) {
-		bool second = m->s[i + 1].detail && !m->s[i].detail;
+	for (size_t i = 0; i + 1 < m->n; i += 2, k++) {
+		bool second = detailed_place(k);
 		free(m->s[second ? i : i + 1].detail);
-		m->s[k++] = m->s[second ? i + 1 : i];
+		m->s[k] = m->s[second ? i + 1 : i];
 	}
 	m->n = k;
 	uint64_t spread = (m->s[k - 1].calls - m->s[0].calls) / k;
@@ -111,7 +119,7 @@ void rt_hp_massif_sample(rt_hp_massif *m, const rt_hp *h)
 		return;
 	if (m->n == MAX_SNAPSHOTS)
 		cull(m);
-	if (m->taken++ % DETAILED_FREQ == DETAILED_FREQ - 1)
+	if (detailed_place(m->n))
 		take_detail(&now, h);
 	m->s[m->n++] = now;
 }
