@@ -68,17 +68,16 @@ static snap now_of(const rt_hp *h)
 		      2 * sum->total.bytes - live, live, NULL, 0};
 }
 
-/* The live bytes of each site, those with some. */
+/* The live bytes of each site seen so far: those with none are kept too,
+ * as massif's tree keeps the places that allocated before (they count
+ * among the places below the threshold). */
 static void take_detail(snap *s, const rt_hp *h)
 {
-	size_t n = rt_hp_site_count(h), k = 0;
+	size_t n = rt_hp_site_count(h);
 	s->detail = rt_xmalloc((n ? n : 1) * sizeof *s->detail);
-	for (size_t i = 0; i < n; i++) {
-		uint64_t b = rt_hp_site_live(h, i);
-		if (b)
-			s->detail[k++] = (item){.site = (uint32_t)i, .bytes = b};
-	}
-	s->ndetail = k;
+	for (size_t i = 0; i < n; i++)
+		s->detail[i] = (item){.site = (uint32_t)i, .bytes = rt_hp_site_live(h, i)};
+	s->ndetail = n;
 }
 
 /* A snapshot is detailed when it lands in every 10th place of the list. */
@@ -311,15 +310,16 @@ static void put_snapshot(writer *w, const snap *s, item *tree, size_t n, const c
 		put_tree(w, tree, n, s->heap);
 }
 
-/* The peak's tree: the sites' bytes at the peak. */
+/* The peak's tree: the bytes at the peak of the sites seen by then. */
 static void put_peak(writer *w, const snap *peak)
 {
 	size_t n = rt_hp_site_count(w->h), k = 0;
+	uint64_t at = rt_hp_get_summary(w->h)->peak_index;
 	item *it = rt_xmalloc((n ? n : 1) * sizeof *it);
 	for (size_t i = 0; i < n; i++) {
-		uint64_t b = rt_hp_site_at(w->h, i)->cost.peak;
-		if (b)
-			it[k++] = (item){.site = (uint32_t)i, .bytes = b};
+		const rt_hp_site *s = rt_hp_site_at(w->h, i);
+		if (s->first_index <= at)
+			it[k++] = (item){.site = (uint32_t)i, .bytes = s->cost.peak};
 	}
 	put_snapshot(w, peak, it, k, "peak");
 	free(it);
