@@ -114,6 +114,34 @@ RTRACE_API void rt_hp_heaptrack_event(void *ctx, const rt_hp_event *e);
 RTRACE_API int rt_hp_heaptrack_write(rt_hp_heaptrack *x, const rt_hp *h, const rt_trace *t, const char *exe,
 				     int fd, bool gzip);
 
+/* The bytes live now, and those of site i: what a sampler reads between
+ * two calls fed. */
+RTRACE_API uint64_t rt_hp_live(const rt_hp *h);
+RTRACE_API uint64_t rt_hp_site_live(const rt_hp *h, size_t i);
+
+/* Valgrind massif's output (ms_print, massif-visualizer): snapshots of
+ * the heap taken while the calls are fed, massif's way (at most 100,
+ * halved and spaced wider when full, every 10th detailed), the peak's
+ * snapshot detailed from the sites' peak costs. docs/massif-format.md. */
+typedef struct rt_hp_massif rt_hp_massif;
+typedef enum rt_hp_time_unit {
+	RT_HP_TIME_DEFAULT, /* ms when the calls carry times, else i */
+	RT_HP_TIME_CALLS,   /* "i": calls to allocation and release functions */
+	RT_HP_TIME_MS,      /* "ms": milliseconds since the first call */
+	RT_HP_TIME_BYTES,   /* "B": bytes allocated and released */
+} rt_hp_time_unit;
+
+RTRACE_API rt_hp_massif *rt_hp_massif_new(void);
+RTRACE_API void rt_hp_massif_free(rt_hp_massif *m);
+/* Takes a snapshot when due; call after each rt_hp_feed(h, ...). */
+RTRACE_API void rt_hp_massif_sample(rt_hp_massif *m, const rt_hp *h);
+/* Parses "i", "ms" or "B"; false when it is none. */
+RTRACE_API bool rt_hp_parse_time_unit(const char *name, rt_hp_time_unit *unit);
+/* Writes the massif file, after rt_hp_finish(h) (and the sites'
+ * resolution): cmd is the traced command line, desc a description. */
+RTRACE_API int rt_hp_write_massif(const rt_hp_massif *m, const rt_hp *h, const rt_trace *t, rt_hp_time_unit unit,
+				  const char *cmd, const char *desc, FILE *fp);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,7 +4,8 @@
  * backtraces, not the trace's length. After the pass, one call per
  * allocation site is given to the resolver, and the sites are reported
  * (merged by allocating function, as heaptrack_print does, or per
- * backtrace) or written as collapsed stacks for flame graphs. */
+ * backtrace) or written as collapsed stacks for flame graphs, or as
+ * valgrind massif's output, whose snapshots are taken during the pass. */
 #include "cli.h"
 #include "rtrace/rtrace.h"
 
@@ -17,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { OPT_NO_RESOLVE = 256, OPT_COLLAPSED, OPT_STACKS, OPT_HEAPTRACK };
+enum { OPT_NO_RESOLVE = 256, OPT_COLLAPSED, OPT_STACKS, OPT_HEAPTRACK, OPT_MASSIF, OPT_TIME_UNIT };
 
 static const cli_option options[] = {
 	{'n', "limit", " N", 'n', "call sites in each list (default 10)"},
@@ -30,6 +31,10 @@ static const cli_option options[] = {
 	{0, "heaptrack", "=FILE", OPT_HEAPTRACK, "write FILE in heaptrack's format instead, for\n"
 						 "heaptrack_print and heaptrack_gui (gzip-\n"
 						 "compressed when FILE ends in .gz)"},
+	{0, "massif", NULL, OPT_MASSIF, "write valgrind massif's output instead (ms_print,\n"
+					"massif-visualizer): the heap over time, the peak"},
+	{0, "time-unit", "=UNIT", OPT_TIME_UNIT, "massif's time: i (calls), ms or B (bytes\n"
+						 "allocated and freed); default ms if timed, else i"},
 	{'o', "output", " FILE", 'o', "write FILE (default: standard output)"},
 	{0, "no-resolve", NULL, OPT_NO_RESOLVE, "keep addresses unresolved"},
 	CLI_RESOLVE_OPTIONS("look for separate debug info in DIR too (repeatable)",
@@ -58,8 +63,9 @@ static const cli_command command = {
 typedef struct heap_opts {
 	const char *input, *output, *heaptrack;
 	uint64_t limit, sub_limit;
-	bool stacks, no_resolve, collapsed;
+	bool stacks, no_resolve, collapsed, massif;
 	rt_hp_cost_type cost;
+	rt_hp_time_unit time_unit;
 	cli_resolve_opts res;
 } heap_opts;
 
@@ -90,11 +96,22 @@ static void parse_options(int argc, char **argv, heap_opts *o)
 					  "bytes, peak or leaked", optarg);
 			o->collapsed = true;
 			break;
+		case OPT_MASSIF: o->massif = true; break;
+		case OPT_TIME_UNIT:
+			if (!rt_hp_parse_time_unit(optarg, &o->time_unit))
+				cli_die_usage("heap", "invalid time unit '%s': expected i, ms or B", optarg);
+			break;
 		default: cli_resolve_option(&o->res, "heap", c, optarg); break;
 		}
 	}
 	if (o->heaptrack && o->collapsed)
 		cli_die_usage("heap", "--heaptrack and --collapsed are two outputs: give one");
+	if (o->massif && o->collapsed)
+		cli_die_usage("heap", "--massif and --collapsed are two outputs: one at a time");
+	if (o->time_unit && !o->massif)
+		cli_die_usage("heap", "--time-unit is massif's: give --massif too");
+	if (o->heaptrack && o->massif)
+		cli_die_usage("heap", "--heaptrack and --massif are two outputs: give one");
 	if (optind >= argc)
 		cli_die_usage("heap", "no trace given (a file, or - for standard input)");
 	if (optind + 1 < argc)
@@ -104,12 +121,16 @@ static void parse_options(int argc, char **argv, heap_opts *o)
 
 typedef struct sink {
 	rt_hp *hp;
+	rt_hp_massif *massif; /* NULL: no snapshots */
 	unsigned warnings;
 } sink;
 
 static void on_call(void *ctx, rt_trace *t, const rt_call *c)
 {
-	rt_hp_feed(((sink *)ctx)->hp, t, c);
+	sink *s = ctx;
+	rt_hp_feed(s->hp, t, c);
+	if (s->massif)
+		rt_hp_massif_sample(s->massif, s->hp);
 }
 
 static void on_warning(void *ctx, const rt_diag *d)
@@ -118,13 +139,13 @@ static void on_warning(void *ctx, const rt_diag *d)
 }
 
 /* One pass over the trace into h; -1 when nothing usable was read. */
-static int read_profile(rt_trace *t, rt_hp *h, const heap_opts *o)
+static int read_profile(rt_trace *t, rt_hp *h, rt_hp_massif *m, const heap_opts *o)
 {
 	bool is_stdin = !strcmp(o->input, "-");
 	int fd = is_stdin ? STDIN_FILENO : open(o->input, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		cli_die("cannot open '%s': %s", o->input, strerror(errno));
-	sink s = {h, 0};
+	sink s = {h, m, 0};
 	rt_read_opts ro = {0, on_call, on_warning, &s};
 	rt_read_stats st;
 	rt_diag err;
@@ -435,6 +456,14 @@ static rt_hp_heaptrack *start_heaptrack(rt_hp *h, FILE **body)
 	return x;
 }
 
+/* massif's header: the traced process as its command, the input as how. */
+static int write_massif(const rt_hp_massif *m, const rt_hp *h, const rt_trace *t, const heap_opts *o, FILE *fp)
+{
+	char desc[1024];
+	snprintf(desc, sizeof desc, "rtrace heap --massif %s", o->input);
+	return rt_hp_write_massif(m, h, t, o->time_unit, rt_trace_header(t, "process"), desc, fp);
+}
+
 int cmd_heap(int argc, char **argv)
 {
 	heap_opts o = {0};
@@ -443,8 +472,9 @@ int cmd_heap(int argc, char **argv)
 	rt_hp *h = rt_hp_new();
 	FILE *body = NULL;
 	rt_hp_heaptrack *x = o.heaptrack ? start_heaptrack(h, &body) : NULL;
+	rt_hp_massif *m = o.massif ? rt_hp_massif_new() : NULL;
 	int status = RT_EXIT_DATA;
-	int rc = read_profile(t, h, &o);
+	int rc = read_profile(t, h, m, &o);
 	FILE *fp = stdout;
 	if (rc < 0)
 		goto out;
@@ -459,6 +489,7 @@ int cmd_heap(int argc, char **argv)
 		goto out;
 	}
 	int wrc = o.collapsed ? rt_hp_write_collapsed(h, t, o.cost, fp)
+		  : m	      ? write_massif(m, h, t, &o, fp)
 			      : heap_report(fp, t, h, o.limit, o.sub_limit, o.stacks);
 	if (fp != stdout && fclose(fp) && !wrc)
 		wrc = -errno;
@@ -472,6 +503,7 @@ out:
 	if (body)
 		fclose(body);
 	rt_hp_heaptrack_free(x);
+	rt_hp_massif_free(m);
 	rt_hp_free(h);
 	rt_trace_free(t);
 	cli_resolve_opts_free(&o.res);

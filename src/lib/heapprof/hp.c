@@ -286,6 +286,8 @@ void rt_hp_finish(rt_hp *h)
 	}
 }
 
+uint64_t rt_hp_live(const rt_hp *h) { return h->live; }
+uint64_t rt_hp_site_live(const rt_hp *h, size_t i) { return h->sites[i].live; }
 void rt_hp_set_site_bt(rt_hp *h, size_t i, uint32_t bt) { h->sites[i].pub.bt = bt; }
 const rt_hp_summary *rt_hp_get_summary(const rt_hp *h) { return &h->sum; }
 size_t rt_hp_site_count(const rt_hp *h) { return h->nsites; }
