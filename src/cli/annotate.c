@@ -62,15 +62,6 @@ typedef struct annotate_opts {
 	char *show_arg, *sort_arg;
 } annotate_opts;
 
-static bool yes_no(const char *opt, const char *v)
-{
-	if (!strcmp(v, "yes"))
-		return true;
-	if (!strcmp(v, "no"))
-		return false;
-	cli_die_usage("annotate", "invalid --%s '%s': expected yes or no", opt, v);
-}
-
 /* callgrind_annotate's [\d.]+%? between 0 and 100, kept as written (the
  * header prints it so). */
 static bool valid_threshold(const char *s, size_t n)
@@ -156,9 +147,9 @@ static void parse_option(annotate_opts *o, int c)
 		optarg[strcspn(optarg, "%")] = '\0';
 		a->threshold = optarg;
 		break;
-	case OPT_PERCS: a->no_percs = !yes_no("show-percs", optarg); break;
-	case OPT_AUTO: a->no_auto = !yes_no("auto", optarg); break;
-	case OPT_INCLUSIVE: a->inclusive = yes_no("inclusive", optarg); break;
+	case OPT_PERCS: a->no_percs = !cli_parse_yes_no("annotate", "--show-percs", optarg); break;
+	case OPT_AUTO: a->no_auto = !cli_parse_yes_no("annotate", "--auto", optarg); break;
+	case OPT_INCLUSIVE: a->inclusive = cli_parse_yes_no("annotate", "--inclusive", optarg); break;
 	case OPT_CONTEXT:
 		if (!cli_parse_u64(optarg, 10, &v) || v > 1000000)
 			cli_die_usage("annotate", "invalid --context '%s': expected a number of lines", optarg);

@@ -147,6 +147,10 @@ void cli_resolve_opts_free(cli_resolve_opts *o);
 struct rt_supp_set;
 struct rt_supp_set *cli_read_suppressions(struct rt_supp_set *set, const char *path);
 
+/* options.c: the value of an option spelt valgrind's way, "yes" or "no"
+ * (else a usage error of cmd naming opt, "--name"). */
+bool cli_parse_yes_no(const char *cmd, const char *opt, const char *arg);
+
 /* xml_protocol.c: --xml-protocol's value (4 or 5; else a usage error of
  * cmd), and the warning that forcing 4 leaves t's descriptor errors out. */
 unsigned cli_parse_xml_protocol(const char *cmd, const char *arg);

@@ -98,14 +98,6 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
-/* Callgrind's spelling of its boolean options. */
-static bool yes_no(const char *arg, const char *opt)
-{
-	if (strcmp(arg, "yes") && strcmp(arg, "no"))
-		cli_die_usage("convert", "invalid %s '%s': expected yes or no", opt, arg);
-	return !strcmp(arg, "yes");
-}
-
 static void parse_value(int c, const char *arg, convert_opts *o)
 {
 	switch (c) {
@@ -121,9 +113,9 @@ static void parse_value(int c, const char *arg, convert_opts *o)
 		else
 			cli_die_usage("convert", "invalid format '%s': expected text, xml, callgrind or sarif", arg);
 		break;
-	case OPT_DUMP_INSTR: o->cgt.instr = yes_no(arg, "--dump-instr"); break;
-	case OPT_COMPRESS_STRINGS: o->cg.no_compress_names = !yes_no(arg, "--compress-strings"); break;
-	case OPT_COMPRESS_POS: o->cg.no_compress_pos = !yes_no(arg, "--compress-pos"); break;
+	case OPT_DUMP_INSTR: o->cgt.instr = cli_parse_yes_no("convert", "--dump-instr", arg); break;
+	case OPT_COMPRESS_STRINGS: o->cg.no_compress_names = !cli_parse_yes_no("convert", "--compress-strings", arg); break;
+	case OPT_COMPRESS_POS: o->cg.no_compress_pos = !cli_parse_yes_no("convert", "--compress-pos", arg); break;
 	case OPT_GEN_SUPP:
 		if (strcmp(arg, "all") && strcmp(arg, "no"))
 			cli_die_usage("convert", "invalid --gen-suppressions '%s': expected all or no", arg);

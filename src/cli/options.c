@@ -95,3 +95,10 @@ void cli_print_help(const cli_command *cmd, FILE *fp)
 		print_option(&cmd->options[i], cmd->help_column, fp);
 	fputs(cmd->epilogue, fp);
 }
+
+bool cli_parse_yes_no(const char *cmd, const char *opt, const char *arg)
+{
+	if (strcmp(arg, "yes") && strcmp(arg, "no"))
+		cli_die_usage(cmd, "invalid %s '%s': expected yes or no", opt, arg);
+	return !strcmp(arg, "yes");
+}

@@ -136,13 +136,6 @@ typedef struct run_opts {
 	run_report_opts report; /* what is reported on the traces */
 } run_opts;
 
-static bool parse_yes_no(const char *name, const char *arg)
-{
-	if (strcmp(arg, "yes") && strcmp(arg, "no"))
-		cli_die_usage("run", "invalid --%s '%s': expected yes or no", name, arg);
-	return !strcmp(arg, "yes");
-}
-
 /* The heap checking options, as memcheck spells them. */
 static void parse_leak_option(int c, const char *arg, run_opts *o)
 {
@@ -180,7 +173,7 @@ static void parse_leak_option(int c, const char *arg, run_opts *o)
 		o->report.leaks.stack.num_callers = (uint32_t)v;
 		break;
 	case OPT_BELOW_MAIN:
-		o->report.leaks.stack.below_main = parse_yes_no("show-below-main", arg);
+		o->report.leaks.stack.below_main = cli_parse_yes_no("run", "--show-below-main", arg);
 		break;
 	case OPT_GEN_SUPP:
 		if (strcmp(arg, "all") && strcmp(arg, "yes") && strcmp(arg, "no"))
@@ -224,10 +217,10 @@ static void parse_valgrind_option(int c, const char *arg, run_opts *o)
 				  "memcheck does (--tool=memcheck), and has no other tool", arg);
 		break;
 	case OPT_SHOW_REACHABLE:
-		o->report.leaks.show = parse_yes_no("show-reachable", arg) ? LEAK_KINDS_ALL : LEAK_KINDS_DEFAULT;
+		o->report.leaks.show = cli_parse_yes_no("run", "--show-reachable", arg) ? LEAK_KINDS_ALL : LEAK_KINDS_DEFAULT;
 		break;
 	case OPT_TRACE_CHILDREN:
-		o->follow = parse_yes_no("trace-children", arg);
+		o->follow = cli_parse_yes_no("run", "--trace-children", arg);
 		break;
 	}
 }
