@@ -132,6 +132,57 @@ RTRACE_API rt_loss_record *rt_loss_records(const rt_leak *leaks, size_t n, size_
 /* The same for the trace's leak verdicts. */
 RTRACE_API rt_loss_record *rt_trace_loss_records(const rt_trace *t, size_t *count);
 
+/* A leak check on demand (`rtrace run --check-signal`, `rtrace check`):
+ * the loss records of every kind at that moment, and memcheck's totals.
+ * The mode says what was asked to be shown: everything, or (memcheck's
+ * `leak_check ... increased`) only what grew since the previous check;
+ * the deltas come from the previous check's loss records
+ * (rt_check_deltas). Checks are numbered from 1 in the order they ran. */
+enum rt_check_mode { RT_CHECK_FULL = 1, RT_CHECK_INCREASED = 2 };
+
+typedef struct rt_leak_check {
+	uint64_t number;
+	uint64_t index; /* the last call index handed out when it ran */
+	uint8_t mode;   /* enum rt_check_mode */
+	uint64_t checked, us; /* blocks looked at, microseconds it took */
+	uint64_t bytes[RT_LEAK_KINDS + 1], blocks[RT_LEAK_KINDS + 1];
+	rt_loss_record *loss; /* its loss records, in the order read */
+	size_t nloss;
+} rt_leak_check;
+
+/* Adds a check (its loss records copied) at the end of the list. */
+RTRACE_API void rt_trace_add_check(rt_trace *t, const rt_leak_check *c);
+/* Adds a loss record to the check numbered number (the last one with
+ * that number); false when there is none. */
+RTRACE_API bool rt_trace_add_check_loss(rt_trace *t, uint64_t number, const rt_loss_record *l);
+RTRACE_API size_t rt_trace_check_count(const rt_trace *t);
+RTRACE_API const rt_leak_check *rt_trace_check_at(const rt_trace *t, size_t i);
+RTRACE_API rt_leak_check *rt_trace_checks(rt_trace *t);
+
+/* A loss record of a check beside its value at the check before, as
+ * memcheck keeps them: old_* are the previous check's (0 for a record new
+ * since), and a record of the previous check with blocks that has none
+ * now is listed with zeros (memcheck numbers it too). */
+typedef struct rt_loss_delta {
+	rt_loss_record now;
+	uint64_t old_bytes, old_indirect, old_blocks;
+} rt_loss_delta;
+
+/* The loss records of cur against prev (NULL: the first check) in
+ * memcheck's order (rt_loss_records'); a malloc'ed array of *count. */
+RTRACE_API rt_loss_delta *rt_check_deltas(const rt_leak_check *prev, const rt_leak_check *cur, size_t *count);
+/* Whether a check of mode shows d (memcheck's get_printing_rules before
+ * the kinds: any block, or, increased, bytes or blocks grew). */
+RTRACE_API bool rt_check_shows(const rt_loss_delta *d, unsigned mode);
+/* v grouped, with " (+N)" or " (-N)" against old when delta ("300 (+100)",
+ * memcheck's increased mode); buf: 64 bytes. Returns buf. */
+RTRACE_API const char *rt_grouped_delta(uint64_t now, uint64_t old, bool delta, char *buf);
+/* memcheck's line for loss record i (from 0) of n: "100 (+100) bytes in
+ * 1 (+1) blocks are definitely lost in loss record 3 of 4" (deltas when
+ * delta). Returns buf. */
+RTRACE_API const char *rt_loss_delta_text(const rt_loss_delta *d, bool delta, size_t i, size_t n, char *buf,
+					  size_t cap);
+
 /* A suppression that suppressed findings of the trace (rt_supp_apply),
  * as memcheck lists it (-v's used_suppression, the XML's <suppcounts>),
  * in memcheck's order. */

@@ -150,6 +150,9 @@ struct rt_supp_set *cli_read_suppressions(struct rt_supp_set *set, const char *p
 /* options.c: the value of an option spelt valgrind's way, "yes" or "no"
  * (else a usage error of cmd naming opt, "--name"). */
 bool cli_parse_yes_no(const char *cmd, const char *opt, const char *arg);
+/* A signal by number or name ("USR2", "SIGUSR2", "12"; not SIGKILL or
+ * SIGSTOP, which no handler can take); else a usage error of cmd. */
+int cli_parse_signal(const char *cmd, const char *s);
 
 /* xml_protocol.c: --xml-protocol's value (4 or 5; else a usage error of
  * cmd), and the warning that forcing 4 leaves t's descriptor errors out. */
@@ -169,5 +172,6 @@ int cmd_resolve(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_heap(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 #endif

@@ -167,14 +167,20 @@ static void print_loss(const rt_trace *t, const leak_opts *o, const rt_loss_reco
 	print_suppression(t, o, l->fn, l->bt, "Memcheck:Leak", aux);
 }
 
-static void print_summary(const rt_leak_summary *s)
+/* memcheck's LEAK SUMMARY; with delta, each figure followed by its
+ * change since old's (memcheck's increased mode: "300 (+100)"). */
+static void print_summary(const rt_leak_summary *s, const rt_leak_summary *old, bool delta)
 {
 	static const char *const label[] = {"", "definitely lost", "indirectly lost",
 					    "  possibly lost", "still reachable"};
-	char a[32], b[32];
+	static const rt_leak_summary none;
+	char a[64], b[64];
+	if (!old)
+		old = &none;
 	cli_info("LEAK SUMMARY:");
 	for (int k = 1; k <= RT_LEAK_KINDS; k++) {
-		cli_info("   %s: %s bytes in %s blocks", label[k], cli_grouped(s->bytes[k], a), cli_grouped(s->blocks[k], b));
+		cli_info("   %s: %s bytes in %s blocks", label[k], rt_grouped_delta(s->bytes[k], old->bytes[k], delta, a),
+			 rt_grouped_delta(s->blocks[k], old->blocks[k], delta, b));
 		if (k == RT_LEAK_REACHABLE && (s->heur_blocks[1] | s->heur_blocks[2] | s->heur_blocks[3] | s->heur_blocks[4]))
 			cli_info("                      of which reachable via heuristic:");
 		for (int h = 1; k == RT_LEAK_REACHABLE && h <= RT_LEAK_HEURISTICS; h++)
@@ -182,8 +188,9 @@ static void print_summary(const rt_leak_summary *s)
 				cli_info("                        %-19s: %s bytes in %s blocks", rt_leak_heuristic_name((unsigned)h),
 				     cli_grouped(s->heur_bytes[h], a), cli_grouped(s->heur_blocks[h], b));
 	}
-	cli_info("        suppressed: %s bytes in %s blocks", cli_grouped(s->suppressed_bytes, a),
-		 cli_grouped(s->suppressed_blocks, b));
+	cli_info("        suppressed: %s bytes in %s blocks",
+		 rt_grouped_delta(s->suppressed_bytes, old->suppressed_bytes, delta, a),
+		 rt_grouped_delta(s->suppressed_blocks, old->suppressed_blocks, delta, b));
 }
 
 /* Blocks in use at exit, the suppressed ones included (memcheck prints
@@ -225,11 +232,69 @@ void leak_report_leaks(const rt_trace *t, const leak_opts *o, leak_counts *n)
 		cli_info("%s", "");
 		return;
 	}
-	print_summary(s);
+	print_summary(s, NULL, false);
 	if (mode == RT_LEAK_CHECK_SUMMARY)
 		cli_info("Rerun with --leak-check=full to see details of leaked memory");
 	else if (!(o->show & (1u << RT_LEAK_REACHABLE)) && s->blocks[RT_LEAK_REACHABLE])
 		cli_info("Reachable blocks (those to which a pointer was found) are not shown.");
+}
+
+/* A check's totals as a LEAK SUMMARY's. */
+static rt_leak_summary check_summary(const rt_leak_check *c)
+{
+	rt_leak_summary s = {.mode = RT_LEAK_CHECK_FULL};
+	for (int k = 1; k <= RT_LEAK_KINDS; k++) {
+		s.bytes[k] = c->bytes[k];
+		s.blocks[k] = c->blocks[k];
+	}
+	return s;
+}
+
+/* One check on demand as memcheck prints a VALGRIND_DO_LEAK_CHECK (or,
+ * increased, a VALGRIND_DO_ADDED_LEAK_CHECK): the loss records its mode
+ * shows, in the kinds --show-leak-kinds shows (each one of the kinds of
+ * --errors-for-leak-kinds is an error, as memcheck counts them), then
+ * the LEAK SUMMARY. */
+static void report_check(const rt_trace *t, const leak_opts *o, const rt_leak_check *prev,
+			 const rt_leak_check *c, leak_counts *n)
+{
+	bool delta = c->mode == RT_CHECK_INCREASED;
+	size_t nd = 0;
+	rt_loss_delta *d = rt_check_deltas(prev, c, &nd);
+	for (size_t i = 0; i < nd; i++) {
+		unsigned bit = 1u << d[i].now.kind;
+		if (!rt_check_shows(&d[i], c->mode))
+			continue;
+		if (o->show & bit) {
+			char line[400];
+			cli_info("%s", rt_loss_delta_text(&d[i], delta, i, nd, line, sizeof line));
+			leak_print_stack(t, &o->stack, d[i].now.fn, d[i].now.bt);
+			cli_info("%s", "");
+		}
+		if (o->errors_for & bit) {
+			n->errors++;
+			n->contexts++;
+		}
+	}
+	free(d);
+	rt_leak_summary now = check_summary(c), old = prev ? check_summary(prev) : (rt_leak_summary){0};
+	cli_info_summary(true);
+	if (!leak_blocks_in_use(&now)) {
+		cli_info("All heap blocks were freed -- no leaks are possible");
+	} else {
+		print_summary(&now, &old, delta);
+		if (!(o->show & (1u << RT_LEAK_REACHABLE)) && now.blocks[RT_LEAK_REACHABLE])
+			cli_info("Reachable blocks (those to which a pointer was found) are not shown.");
+	}
+	cli_info("%s", "");
+	cli_info_summary(false);
+}
+
+void leak_report_checks(const rt_trace *t, const leak_opts *o, leak_counts *n)
+{
+	size_t nc = rt_trace_check_count(t);
+	for (size_t i = 0; i < nc; i++)
+		report_check(t, o, i ? rt_trace_check_at(t, i - 1) : NULL, rt_trace_check_at(t, i), n);
 }
 
 void leak_report_end(const leak_counts *n)

@@ -39,6 +39,9 @@ typedef struct leak_counts {
 void leak_report_errors(const rt_trace *t, const leak_opts *o, leak_counts *n);
 void leak_report_leaks(const rt_trace *t, const leak_opts *o, leak_counts *n);
 void leak_report_end(const leak_counts *n);
+/* The leak checks on demand the trace holds, in the order they ran, as
+ * memcheck prints the checks its client requests ask for. */
+void leak_report_checks(const rt_trace *t, const leak_opts *o, leak_counts *n);
 /* memcheck's -v list of the suppressions that were used, from the
  * trace's (rt_supp_apply): "used_suppression: COUNT NAME FILE:LINE". */
 void leak_report_used_suppressions(const rt_trace *t);

@@ -7,9 +7,12 @@
  * getopt_long keeps its position in optind and in argv itself, never in
  * the tables it is given, so the tables are built on the stack at each
  * call: a few dozen entries, nothing to free, no state between commands. */
+#define _GNU_SOURCE
 #include "cli.h"
 
 #include <getopt.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,4 +104,19 @@ bool cli_parse_yes_no(const char *cmd, const char *opt, const char *arg)
 	if (strcmp(arg, "yes") && strcmp(arg, "no"))
 		cli_die_usage(cmd, "invalid %s '%s': expected yes or no", opt, arg);
 	return !strcmp(arg, "yes");
+}
+
+int cli_parse_signal(const char *cmd, const char *s)
+{
+	uint64_t v;
+	if (cli_parse_u64(s, 10, &v) && v > 0 && v < (uint64_t)NSIG && v != SIGKILL && v != SIGSTOP)
+		return (int)v;
+	if (!strncmp(s, "SIG", 3))
+		s += 3;
+	for (int sig = 1; sig < NSIG; sig++) {
+		const char *abbrev = sigabbrev_np(sig);
+		if (abbrev && !strcmp(abbrev, s) && sig != SIGKILL && sig != SIGSTOP)
+			return sig;
+	}
+	cli_die_usage(cmd, "invalid signal '%s'", s);
 }

@@ -24,6 +24,7 @@ static const struct subcommand {
 	 "heap profile: peak, temporary allocations, leaks by call site; flame graphs"},
 	{"annotate", cmd_annotate,
 	 "callgrind_annotate's report on a Callgrind profile: rtrace annotate FILE"},
+	{"check", cmd_check, "ask a traced process for a leak check now: rtrace check PID"},
 };
 
 static void usage(FILE *fp)

@@ -29,7 +29,7 @@ enum { OPT_FREES = 256, OPT_FOLLOW, OPT_PAUSED, OPT_TOGGLE, OPT_NO_TS, OPT_UNWIN
        OPT_LEAK_CHECK, OPT_SHOW_KINDS, OPT_ERROR_KINDS, OPT_ERROR_EXITCODE, OPT_XML_FILE,
        OPT_GEN_SUPP, OPT_LIST_MODULES, OPT_NUM_CALLERS, OPT_BELOW_MAIN, OPT_XML_PROTOCOL,
        OPT_LOG_FILE, OPT_TOOL, OPT_SHOW_REACHABLE, OPT_TRACE_CHILDREN, OPT_SUPPRESSIONS,
-       OPT_SARIF_FILE, OPT_SOURCE_ROOT };
+       OPT_SARIF_FILE, OPT_SOURCE_ROOT, OPT_CHECK_SIGNAL };
 
 static const cli_option options[] = {
 	{'m', "modules", " LIST", 'm', "what to trace, a comma separated list of modules\n"
@@ -45,6 +45,9 @@ static const cli_option options[] = {
 	{0, "toggle-signal", " SIG", OPT_TOGGLE, "signal that turns tracing on and off\n"
 						 "(number or name; default SIGUSR1 when\n"
 						 "--start-paused is given)"},
+	{0, "check-signal", "=SIG", OPT_CHECK_SIGNAL, "signal that asks for a leak check now, run at the\n"
+						      "next heap call of any thread; its verdicts go in\n"
+						      "the trace and the report (see rtrace check)"},
 	{0, "no-timestamps", NULL, OPT_NO_TS, "do not record call times"},
 	{0, "unwinder", " NAME", OPT_UNWINDER, "how stacks are read: 'cached' (default; unwind\n"
 					       "rules cached per return address, libunwind for\n"
@@ -132,6 +135,7 @@ typedef struct run_opts {
 	bool trace_frees, follow, start_paused, no_timestamps;
 	char unwinder; /* flag letter: 0 cached, 'u' libunwind, 'k' check */
 	int toggle_signal;
+	int check_signal; /* 0: none */
 	const char *leak_check; /* full, summary or no */
 	run_report_opts report; /* what is reported on the traces */
 } run_opts;
@@ -225,21 +229,6 @@ static void parse_valgrind_option(int c, const char *arg, run_opts *o)
 	}
 }
 
-static int parse_signal(const char *s)
-{
-	uint64_t v;
-	if (cli_parse_u64(s, 10, &v) && v > 0 && v < (uint64_t)NSIG)
-		return (int)v;
-	if (!strncmp(s, "SIG", 3))
-		s += 3;
-	for (int sig = 1; sig < NSIG; sig++) {
-		const char *abbrev = sigabbrev_np(sig);
-		if (abbrev && !strcmp(abbrev, s))
-			return sig;
-	}
-	cli_die_usage("run", "invalid signal '%s'", s);
-}
-
 static int parse_options(int argc, char **argv, run_opts *o)
 {
 	uint64_t v;
@@ -257,7 +246,8 @@ static int parse_options(int argc, char **argv, run_opts *o)
 		case OPT_FREES: o->trace_frees = true; break;
 		case OPT_FOLLOW: o->follow = true; break;
 		case OPT_PAUSED: o->start_paused = true; break;
-		case OPT_TOGGLE: o->toggle_signal = parse_signal(optarg); break;
+		case OPT_TOGGLE: o->toggle_signal = cli_parse_signal("run", optarg); break;
+		case OPT_CHECK_SIGNAL: o->check_signal = cli_parse_signal("run", optarg); break;
 		case OPT_NO_TS: o->no_timestamps = true; break;
 		case OPT_UNWINDER:
 			if (!strcmp(optarg, "libunwind"))
@@ -298,6 +288,10 @@ static int parse_options(int argc, char **argv, run_opts *o)
 		cli_die_usage("run", "--source-root applies to --sarif-file; add it");
 	if (o->start_paused && !o->toggle_signal)
 		o->toggle_signal = SIGUSR1;
+	if (o->check_signal && o->check_signal == o->toggle_signal)
+		cli_die_usage("run", "--check-signal and --toggle-signal name the same signal");
+	if (o->check_signal && o->leak_check && !strcmp(o->leak_check, "no"))
+		cli_die_usage("run", "--check-signal needs a leak check; not with --leak-check=no");
 	return optind;
 }
 
@@ -388,6 +382,8 @@ static void set_env(const run_opts *o, const char *preload, const char *manifest
 	setenv(RT_ENV_FLAGS, buf, 1);
 	snprintf(buf, sizeof buf, "%d", o->toggle_signal);
 	setenv(RT_ENV_TOGGLE_SIGNAL, buf, 1);
+	snprintf(buf, sizeof buf, "%d", o->check_signal);
+	setenv(RT_ENV_CHECK_SIGNAL, buf, 1);
 	/* memcheck's XML has the full leak check's loss records whatever
 	 * --leak-check says (its report on stderr follows the option) */
 	setenv(RT_ENV_LEAK_CHECK, o->report.xml_file || o->report.sarif_file || o->report.supp ? "full" : o->leak_check, 1);

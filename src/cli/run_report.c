@@ -165,6 +165,7 @@ static uint64_t heap_summary(const rt_trace *t, const heap_totals *h, int pid, c
 	heap_in_use(t, &live, &live_bytes);
 	char a[32], b[32], c[32];
 	leak_report_errors(t, &o->leaks, &n);
+	leak_report_checks(t, &o->leaks, &n);
 	cli_info_summary(true);
 	if (o->log_file) /* the pid is in each line's prefix there */
 		cli_info("HEAP SUMMARY:");

@@ -51,6 +51,14 @@
 /* Signal number, decimal, that pauses and resumes tracing (0: none). */
 #define RT_ENV_TOGGLE_SIGNAL "RTRACE_TOGGLE_SIGNAL"
 
+/* Signal number, decimal, that asks for a leak check now (0: none). The
+ * tracer runs the check at the next call of an interposed heap function
+ * by any thread; a value sent with sigqueue (`rtrace check`) picks the
+ * mode (RT_TF_CHECK_*; 0: full). `rtrace check` reads this variable back
+ * from /proc/PID/environ (the process's initial environment, which the
+ * removal from environ does not touch) to know which signal to send. */
+#define RT_ENV_CHECK_SIGNAL "RTRACE_CHECK_SIGNAL"
+
 /* The leak check at exit: RT_ENV_LEAK_FULL (the tracer's default),
  * RT_ENV_LEAK_SUMMARY, or anything else for none (run passes the value of
  * --leak-check, "full", "summary" or "no", on unchanged). */
@@ -70,6 +78,7 @@
 /* What the tracer removes from the program's environment once read. */
 #define RT_ENV_OURS                                                            \
 	RT_ENV_USER_LD_PRELOAD, RT_ENV_DIR, RT_ENV_MANIFEST, RT_ENV_DEPTH,     \
-	RT_ENV_FLAGS, RT_ENV_TOGGLE_SIGNAL, RT_ENV_LEAK_CHECK, RT_ENV_MODULES
+	RT_ENV_FLAGS, RT_ENV_TOGGLE_SIGNAL, RT_ENV_LEAK_CHECK, RT_ENV_MODULES,         \
+	RT_ENV_CHECK_SIGNAL
 
 #endif

@@ -136,9 +136,11 @@ enum rt_rec_kind {
 	RT_REC_LEAKSUM = 12, /* format 1.1 */
 	RT_REC_HEAPERR = 13, /* format 1.1 */
 	RT_REC_CALLA = 14,   /* a CALL with arguments, format 1.2 */
-	RT_REC_KINDS         /* one past the last kind */
+	RT_REC_CHECK = 15,     /* a leak check on demand, format 1.4 */
+	RT_REC_CHECKLOSS = 16, /* one of its loss records, format 1.4 */
+	RT_REC_KINDS           /* one past the last kind */
 };
-_Static_assert(RT_REC_KINDS == 15,
+_Static_assert(RT_REC_KINDS == 17,
 	       "a new record kind goes in docs/binary-format.md and the reader's tables too");
 
 /* PROCESS flags */
@@ -175,6 +177,10 @@ enum {
 
 /* LEAKSUM: the mode byte. */
 enum { RT_TF_LEAKSUM_SUMMARY = 1, RT_TF_LEAKSUM_FULL = 2 };
+
+/* CHECK: the mode byte (what the request asked to be shown; the loss
+ * records are all there either way). */
+enum { RT_TF_CHECK_FULL = 1, RT_TF_CHECK_INCREASED = 2 };
 
 /* HEAPERR: the kind and block bytes; a FishyValue's block byte names the
  * argument (format 1.3). */

@@ -110,9 +110,19 @@ static inline __attribute__((always_inline)) void rt_heap_unpin(void)
 		rt_leak_park_pending();
 }
 
+/* leak_live.c: a leak check asked for by the check signal (its mode;
+ * 0: none), run by the next heap interposer that enters from the
+ * program (a safe point: no lock of the allocator's or the tracer's
+ * held). */
+extern _Atomic int rt_leak_live_pending;
+void rt_leak_live_init(int sig);
+void rt_leak_live_run(void);
+
 /* A heap interposer. */
 static inline __attribute__((always_inline)) void rt_heap_enter(void)
 {
+	if (RT_UNLIKELY(atomic_load_explicit(&rt_leak_live_pending, memory_order_relaxed)))
+		rt_leak_live_run();
 	rt_h.heap++;
 	rt_heap_pin();
 }

@@ -271,6 +271,85 @@ static void check_now(bool freeres, const entry_state *self, const park_slot *al
 	rt_heap_unlock_all();
 }
 
+/* Everything the scan mapped. */
+void rt_leak_scan_free(scan *s)
+{
+	if (!s)
+		return;
+	if (s->b)
+		rt_pages_free(s->b, s->cap * sizeof *s->b);
+	if (s->starts)
+		rt_pages_free(s->starts, s->cap * sizeof *s->starts);
+	if (s->stack)
+		rt_pages_free(s->stack, (2 * s->cap + 16) * sizeof *s->stack);
+	if (s->maps)
+		rt_pages_free(s->maps, s->maps_cap);
+	if (s->v)
+		rt_pages_free(s->v, s->cv * sizeof *s->v);
+	if (s->ex)
+		rt_pages_free(s->ex, s->cex * sizeof *s->ex);
+	rt_pages_free(s, sizeof *s);
+}
+
+/* The calling thread as a root: from this frame up (the program's frames
+ * above the interposer it called), and its callee-saved registers as
+ * getcontext gives them (the others are dead across the call the program
+ * made). */
+static __attribute__((noinline)) void live_self(entry_state *self)
+{
+	ucontext_t uc;
+	park_slot me;
+	memset(&uc, 0, sizeof uc);
+	memset(&me, 0, sizeof me);
+	getcontext(&uc);
+	rt_leak_save_regs(&me, &uc);
+#if defined(__x86_64__)
+	static const int callee_saved[ENTRY_REGS] = {REG_RBX, REG_RBP, REG_R12, REG_R13, REG_R14, REG_R15};
+	for (int i = 0; i < ENTRY_REGS; i++)
+		self->regs[i] = me.regs[callee_saved[i]];
+#else
+	memcpy(self->regs, me.regs, sizeof self->regs);
+#endif
+	self->sp = (uintptr_t)__builtin_frame_address(0);
+}
+
+/* A check on demand, at a safe point of the calling thread (outside the
+ * tracer and the allocator): the exit check's steps without freeres,
+ * then the other threads go on. Not once the exit check began. */
+scan *rt_leak_check_live(uint64_t *us)
+{
+	if (atomic_load(&ran) || getpid() != owner)
+		return NULL;
+	uint64_t t0 = rt_leak_now_us();
+	entry_state self;
+	live_self(&self);
+	bool stopped = rt_leak_stop_threads();
+	rt_heap_lock_all();
+	scan *s;
+	const char *why = prepare(&s);
+	bool ok = !why;
+	if (ok) {
+		s->clique = -1;
+		s->self_sp = self.sp;
+		s->alloc_base = alloc_base;
+		ok = !s->n || scan_guarded(s, &self, NULL); /* unlocks when it fails */
+	}
+	if (ok || why)
+		rt_heap_unlock_all();
+	if (stopped)
+		rt_leak_resume_threads();
+	if (why)
+		message(why);
+	if (ok && !stopped)
+		message(rt_leak_stop_why());
+	*us = rt_leak_now_us() - t0;
+	if (!ok) {
+		rt_leak_scan_free(s);
+		return NULL;
+	}
+	return s;
+}
+
 /* The top of the frames exit's machinery built below the program's last
  * live frame, up to the handler's caller at sp; sp when unknown (exit
  * called inside libc, as error() does, or main still live). Memcheck

@@ -83,9 +83,9 @@ typedef struct scan {
 	uint32_t *stack;
 	size_t top;
 	char *maps;
-	size_t maps_len;
+	size_t maps_len, maps_cap;
 	vma *v;
-	size_t nv;
+	size_t nv, cv;
 	range *ex;
 	size_t nex, cex;
 	int clique; /* -1: marking from roots */
@@ -103,6 +103,9 @@ void rt_leak_save_regs(park_slot *s, const ucontext_t *uc);
 /* Stops every other thread (parked for good); false: none stopped (no
  * free signal, or no list of the threads). */
 bool rt_leak_stop_threads(void);
+/* Lets the threads rt_leak_stop_threads stopped go on (a check on
+ * demand). */
+void rt_leak_resume_threads(void);
 /* Why rt_leak_stop_threads stopped none: the trace's message. */
 const char *rt_leak_stop_why(void);
 /* The leak check's descriptor for the list of threads (fdres.h). */
@@ -142,6 +145,12 @@ void rt_leak_scan_regs(scan *s, const uintptr_t *regs, size_t n);
 /* After the roots: the lost blocks' cliques. */
 void rt_leak_find_cliques(scan *s);
 int rt_leak_kind(const lblk *b);
+
+/* leak.c: a check on demand (leak_live.c): the threads stopped, the
+ * blocks classified, the threads resumed; the scan (rt_leak_scan_free
+ * gives it back) or NULL, with the reason written to the trace. */
+scan *rt_leak_check_live(uint64_t *us);
+void rt_leak_scan_free(scan *s);
 
 /* leak_roots.c: excludes what is no root, then scans the roots: root
  * mappings, the exiting thread's (self) and the parked threads'

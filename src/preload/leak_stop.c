@@ -4,9 +4,13 @@
  * Every other thread is stopped at a safe point: a real-time signal the
  * program does not use parks it (a thread inside an interposer, which may
  * hold the real allocator's locks or the tracer's, parks when it leaves
- * it), with its registers; it is never resumed, since the process ends
- * after the check. A thread that blocks the signal never parks: its stack
- * is then scanned whole and its registers are unknown.
+ * it), with its registers. After the check at exit it is never resumed,
+ * since the process ends; after a check on demand (leak_live.c) it is:
+ * the parked threads wait on a generation number, which the resume bumps
+ * (a thread reads the generation before it looks whether a stop is on,
+ * so one that comes late sees either the stop over or the old number).
+ * A thread that blocks the signal never parks: its stack is then scanned
+ * whole and its registers are unknown.
  *
  * /proc/self/maps (maps.c) becomes a sorted table of mappings; memory
  * that may have gone (the roots) is read with process_vm_readv, so an
@@ -38,8 +42,9 @@ static int park_sig;
 static _Atomic int stopping;
 static park_slot *parked;
 static _Atomic unsigned nparked;
-static int park_forever;
+static _Atomic int resume_gen;
 static int list_errno; /* why the threads could not be listed */
+static unsigned parked_count(void);
 
 void rt_leak_cat(char *buf, size_t cap, size_t *n, const char *s)
 {
@@ -73,10 +78,9 @@ void rt_leak_save_regs(park_slot *s, const ucontext_t *uc)
 #endif
 }
 
-/* A stopped thread records its registers and waits for the process to
- * end (it is never resumed: everything left of exit is the exiting
- * thread's). */
-static void park_here(const ucontext_t *uc)
+/* A stopped thread records its registers and waits until the check
+ * resumes it (after a check at exit: until the process ends). */
+static void park_here(const ucontext_t *uc, int gen)
 {
 	unsigned k = atomic_fetch_add(&nparked, 1);
 	if (k < MAX_PARKED) {
@@ -85,21 +89,22 @@ static void park_here(const ucontext_t *uc)
 		rt_leak_save_regs(s, uc);
 		atomic_store_explicit(&s->ready, 1, memory_order_release);
 	}
-	for (;;)
-		syscall(SYS_futex, &park_forever, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+	while (atomic_load(&resume_gen) == gen)
+		syscall(SYS_futex, &resume_gen, FUTEX_WAIT_PRIVATE, gen, NULL, NULL, 0);
 }
 
 static void on_park_signal(int sig, siginfo_t *si, void *ctx)
 {
 	(void)sig;
 	(void)si;
+	int gen = atomic_load(&resume_gen);
 	if (!atomic_load(&stopping))
 		return;
 	if (rt_h.depth > 0) { /* inside an interposer: park when it leaves */
 		RT_STORE(rt_h.park, 1);
 		return;
 	}
-	park_here(ctx);
+	park_here(ctx, gen);
 }
 
 /* A fatal signal that came while its thread was inside an interposer
@@ -125,9 +130,14 @@ void rt_leak_park_pending(void)
 	}
 }
 
-/* A real-time signal the program does not use. */
+/* A real-time signal the program does not use: the one taken before
+ * while its handler is still the tracer's. */
 static int pick_signal(void)
 {
+	struct sigaction cur;
+	if (park_sig && sigaction(park_sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+	    cur.sa_sigaction == on_park_signal)
+		return park_sig;
 	for (int sig = SIGRTMAX; sig >= SIGRTMIN; sig--) {
 		struct sigaction old;
 		if (sigaction(sig, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
@@ -225,9 +235,13 @@ const char *rt_leak_stop_why(void)
 bool rt_leak_stop_threads(void)
 {
 	static int sent[MAX_PARKED], now[MAX_PARKED];
-	parked = rt_pages(MAX_PARKED * sizeof *parked);
+	if (!parked)
+		parked = rt_pages(MAX_PARKED * sizeof *parked);
 	if (!parked || !(park_sig = pick_signal()))
 		return false;
+	for (unsigned i = 0, n = parked_count(); i < n; i++) /* a check before */
+		atomic_store(&parked[i].ready, 0);
+	atomic_store(&nparked, 0);
 	atomic_store(&stopping, 1);
 	pid_t pid = getpid(), self = (pid_t)syscall(SYS_gettid);
 	size_t nsent = 0;
@@ -254,11 +268,23 @@ bool rt_leak_stop_threads(void)
 	return true;
 }
 
-park_slot *rt_leak_parked(unsigned *n)
+static unsigned parked_count(void)
 {
 	unsigned k = atomic_load(&nparked);
-	*n = parked ? (k < MAX_PARKED ? k : MAX_PARKED) : 0;
+	return parked ? (k < MAX_PARKED ? k : MAX_PARKED) : 0;
+}
+
+park_slot *rt_leak_parked(unsigned *n)
+{
+	*n = parked_count();
 	return parked;
+}
+
+void rt_leak_resume_threads(void)
+{
+	atomic_store(&stopping, 0);
+	atomic_fetch_add(&resume_gen, 1);
+	syscall(SYS_futex, &resume_gen, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 }
 
 /* --- the mappings --- */
@@ -270,6 +296,7 @@ bool rt_leak_read_maps(scan *s)
 	size_t cap, lines = 1;
 	if (!(s->maps = rt_maps_read(&s->maps_len, &cap)))
 		return false;
+	s->maps_cap = cap;
 	for (size_t i = 0; i < s->maps_len; i++)
 		if (s->maps[i] == '\n') {
 			s->maps[i] = '\0';
@@ -277,6 +304,7 @@ bool rt_leak_read_maps(scan *s)
 		}
 	if (!(s->v = rt_pages(lines * sizeof *s->v)))
 		return false;
+	s->cv = lines;
 	rt_maps_line l;
 	for (const char *at = s->maps; rt_maps_next(&at, s->maps + s->maps_len, &l);)
 		s->v[s->nv++] = (vma){l.lo, l.hi, l.r, l.w, l.x, l.path_len && l.path[0] == '/',

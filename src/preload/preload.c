@@ -67,6 +67,8 @@ static void read_options(void)
 	}
 	if ((v = getenv(RT_ENV_TOGGLE_SIGNAL)))
 		rt_opt.toggle_signal = atoi(v);
+	if ((v = getenv(RT_ENV_CHECK_SIGNAL)))
+		rt_opt.check_signal = atoi(v);
 	v = getenv(RT_ENV_LEAK_CHECK);
 	rt_leak_init(!v || !strcmp(v, RT_ENV_LEAK_FULL) ? LEAK_CHECK_FULL
 		     : !strcmp(v, RT_ENV_LEAK_SUMMARY)   ? LEAK_CHECK_SUMMARY
@@ -156,6 +158,7 @@ void rt_start(void)
 		sigaction(rt_opt.toggle_signal, &sa, NULL);
 	}
 	rt_fatal_init(); /* the leak check at a fatal signal too */
+	rt_leak_live_init(rt_opt.check_signal); /* after: its handler replaces the fatal one */
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	start_tracing();
 	rt_t.busy = busy;

@@ -38,6 +38,7 @@ typedef struct rt_options {
 	bool trace_frees;    /* backtraces for releases too */
 	bool follow;         /* children started with exec are traced */
 	int toggle_signal;   /* 0: none */
+	int check_signal;    /* asks for a leak check now (leak_live.c); 0: none */
 	bool start_paused;
 	bool libunwind;      /* every stack through libunwind (no cached rules) */
 	bool check_unwind;   /* both unwinders, differences reported at exit */

@@ -40,6 +40,8 @@ _Static_assert((int)RT_ERR_INVALID_FREE == RT_TF_ERR_INVALID_FREE &&
 _Static_assert((int)RT_ARG_SIZE == RT_TF_ARG_SIZE && (int)RT_ARG_NMEMB == RT_TF_ARG_NMEMB, "FishyValue arguments");
 _Static_assert((int)RT_BLOCK_UNKNOWN == RT_TF_BLOCK_UNKNOWN && (int)RT_BLOCK_LIVE == RT_TF_BLOCK_LIVE &&
 	       (int)RT_BLOCK_FREED == RT_TF_BLOCK_FREED, "HEAPERR block states");
+_Static_assert((int)RT_CHECK_FULL == RT_TF_CHECK_FULL && (int)RT_CHECK_INCREASED == RT_TF_CHECK_INCREASED,
+	       "CHECK modes");
 
 /* For messages; kind 0 is no record. */
 static const char *const rec_names[RT_REC_KINDS] = {
@@ -48,6 +50,7 @@ static const char *const rec_names[RT_REC_KINDS] = {
 	[RT_REC_CONTEXT] = "CONTEXT", [RT_REC_BT] = "BT", [RT_REC_CALL] = "CALL",
 	[RT_REC_END] = "END", [RT_REC_MESSAGE] = "MESSAGE", [RT_REC_LEAK] = "LEAK",
 	[RT_REC_LEAKSUM] = "LEAKSUM", [RT_REC_HEAPERR] = "HEAPERR", [RT_REC_CALLA] = "CALLA",
+	[RT_REC_CHECK] = "CHECK", [RT_REC_CHECKLOSS] = "CHECKLOSS",
 };
 
 /* --- diagnostics and strings --- */
@@ -590,6 +593,48 @@ static bool rec_leaksum(rd *r, stream *s)
 	return true;
 }
 
+/* CHECK: a leak check on demand and its totals (format 1.4). */
+static bool rec_check(rd *r, stream *s)
+{
+	rt_leak_check c = {0};
+	bool ok = get_v(r, s, &c.number) && get_v(r, s, &c.index) && get_u8(r, s, &c.mode) &&
+		  get_v(r, s, &c.checked) && get_v(r, s, &c.us);
+	for (int k = 1; ok && k <= RT_LEAK_KINDS; k++)
+		ok = get_v(r, s, &c.bytes[k]) && get_v(r, s, &c.blocks[k]);
+	if (!ok)
+		return false;
+	if (c.mode != RT_CHECK_FULL && c.mode != RT_CHECK_INCREASED)
+		return rt_bin_bad(r, off_of(r, s->rec), "expected mode 1 (full) or 2 (increased) in the CHECK record, found %u",
+				  c.mode);
+	rt_trace_add_check(r->t, &c);
+	return true;
+}
+
+/* CHECKLOSS: one loss record of a check written before it (format 1.4). */
+static bool rec_checkloss(rd *r, stream *s)
+{
+	rt_loss_record l = {0};
+	uint64_t number, ids[4];
+	if (!get_v(r, s, &number) || !get_u8(r, s, &l.kind) || !get_v(r, s, &ids[2]) || !get_v(r, s, &ids[3]) ||
+	    !get_v(r, s, &l.bytes) || !get_v(r, s, &l.blocks) || !get_v(r, s, &l.indirect))
+		return false;
+	if (l.kind < 1 || l.kind > RT_LEAK_KINDS)
+		return rt_bin_bad(r, off_of(r, s->rec), "expected leak kind 1 to %d in the CHECKLOSS record, found %u",
+				  RT_LEAK_KINDS, l.kind);
+	l.fn = l.bt = RT_NONE;
+	if (!rt_trace_add_check_loss(r->t, number, &l))
+		return rt_bin_bad(r, off_of(r, s->rec), "expected a CHECK record numbered %" PRIu64 " before this CHECKLOSS record",
+				  number);
+	size_t i = rt_trace_check_count(r->t);
+	while (rt_trace_check_at(r->t, --i)->number != number)
+		;
+	ids[0] = i;
+	ids[1] = rt_trace_check_at(r->t, i)->nloss - 1;
+	rt_grow((void **)&r->check_ids, &r->ccheck_ids, r->ncheck_ids + 1, sizeof *r->check_ids);
+	memcpy(r->check_ids[r->ncheck_ids++], ids, sizeof ids);
+	return true;
+}
+
 /* HEAPERR: an invalid or mismatched release (format 1.1), a fishy
  * argument (1.3). */
 static bool rec_heaperr(rd *r, stream *s)
@@ -644,6 +689,15 @@ void rt_bin_resolve_heapcheck(rd *r)
 		e[i].free_fn = id_or_none(&r->fns, id[4]);
 		e[i].free_bt = id_or_none(&r->bts, id[5]);
 	}
+	rt_leak_check *c = r->ncheck_ids ? rt_trace_checks(r->t) : NULL;
+	for (size_t i = 0; i < r->ncheck_ids; i++) {
+		rt_loss_record *l = &c[r->check_ids[i][0]].loss[r->check_ids[i][1]];
+		l->fn = id_or_none(&r->fns, r->check_ids[i][2]);
+		l->bt = id_or_none(&r->bts, r->check_ids[i][3]);
+	}
+	free(r->check_ids);
+	r->check_ids = NULL;
+	r->ncheck_ids = r->ccheck_ids = 0;
 }
 
 typedef bool (*rec_fn)(rd *r, stream *s);
@@ -664,6 +718,8 @@ static const rec_fn handlers[] = {
 	[RT_REC_LEAKSUM] = rec_leaksum,
 	[RT_REC_HEAPERR] = rec_heaperr,
 	[RT_REC_CALLA] = rec_calla,
+	[RT_REC_CHECK] = rec_check,
+	[RT_REC_CHECKLOSS] = rec_checkloss,
 };
 _Static_assert(sizeof handlers / sizeof *handlers == RT_REC_KINDS,
 	       "a reader for every record kind of format/trace_format.h");

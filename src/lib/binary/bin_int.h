@@ -116,6 +116,10 @@ typedef struct rd {
 	uint64_t (*leak_ids)[2], (*err_ids)[6];
 	size_t nleak_ids, cleak_ids, nerr_ids, cerr_ids, leak_base, err_base;
 	bool have_leaksum;
+	/* CHECKLOSS records: check position, loss position, fn and bt ids
+	 * (format 1.4), resolved and freed with the others */
+	uint64_t (*check_ids)[4];
+	size_t ncheck_ids, ccheck_ids;
 } rd;
 
 static inline uint32_t le32(const uint8_t *p)

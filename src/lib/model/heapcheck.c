@@ -99,19 +99,6 @@ size_t rt_trace_supp_used_count(const rt_trace *t)
 
 const rt_supp_used *rt_trace_supp_used_at(const rt_trace *t, size_t i) { return &hc_peek(t)->used[i]; }
 
-const char *rt_grouped(uint64_t v, char *buf)
-{
-	char tmp[24];
-	int n = snprintf(tmp, sizeof tmp, "%" PRIu64, v), j = 0;
-	for (int i = 0; i < n; i++) {
-		if (i && (n - i) % 3 == 0)
-			buf[j++] = ',';
-		buf[j++] = tmp[i];
-	}
-	buf[j] = '\0';
-	return buf;
-}
-
 /* --- loss records --- */
 
 static int loss_by_place(const void *a, const void *b)
@@ -119,27 +106,6 @@ static int loss_by_place(const void *a, const void *b)
 	const rt_leak *x = *(const rt_leak *const *)a, *y = *(const rt_leak *const *)b;
 	if (x->kind != y->kind)
 		return x->kind < y->kind ? -1 : 1;
-	if (x->bt != y->bt)
-		return x->bt < y->bt ? -1 : 1;
-	return (x->fn > y->fn) - (x->fn < y->fn);
-}
-
-/* memcheck's cmp_LossRecords: total size, state, block count, then the
- * allocation context (memcheck compares ExeContext addresses, which grow
- * in creation order, as backtrace ids do). memcheck's states number the
- * kinds the other way round (Reachable 0, Possible 1, IndirectLeak 2,
- * Unreached 3): of records of one size, still reachable ones come first
- * and definitely lost ones last. */
-static int loss_by_size(const void *a, const void *b)
-{
-	const rt_loss_record *x = a, *y = b;
-	uint64_t tx = x->bytes + x->indirect, ty = y->bytes + y->indirect;
-	if (tx != ty)
-		return tx < ty ? -1 : 1;
-	if (x->kind != y->kind)
-		return x->kind > y->kind ? -1 : 1;
-	if (x->blocks != y->blocks)
-		return x->blocks < y->blocks ? -1 : 1;
 	if (x->bt != y->bt)
 		return x->bt < y->bt ? -1 : 1;
 	return (x->fn > y->fn) - (x->fn < y->fn);
@@ -164,7 +130,7 @@ rt_loss_record *rt_loss_records(const rt_leak *leaks, size_t n, size_t *count)
 		r[nr - 1].blocks += v[i]->blocks ? v[i]->blocks : 1;
 	}
 	free(v);
-	qsort(r, nr, sizeof *r, loss_by_size);
+	qsort(r, nr, sizeof *r, rt_hc_loss_cmp);
 	*count = nr;
 	return r;
 }
@@ -173,13 +139,6 @@ rt_loss_record *rt_trace_loss_records(const rt_trace *t, size_t *count)
 {
 	size_t n = rt_trace_leak_count(t);
 	return rt_loss_records(n ? rt_trace_leak_at(t, 0) : NULL, n, count);
-}
-
-const char *rt_leak_kind_name(unsigned kind)
-{
-	static const char *const names[] = {"", "definitely lost", "indirectly lost",
-					    "possibly lost", "still reachable"};
-	return kind <= RT_LEAK_KINDS ? names[kind] : "";
 }
 
 const char *rt_leak_heuristic_name(unsigned h)
@@ -249,28 +208,6 @@ static bool call_present(const rt_trace *t, uint64_t index)
 	return l < rt_trace_call_count(t) && c[l].index == index && c[l].kind != RT_CALL_DEAD;
 }
 
-static void write_stack(const rt_trace *t, const char *title, uint32_t fn, uint32_t bt, rt_out *out)
-{
-	rt_out_str(out, "##   ");
-	rt_out_str(out, title);
-	if (fn != RT_NONE) {
-		rt_out_str(out, " by ");
-		rt_out_str(out, rt_trace_str(t, fn));
-	}
-	rt_out_ch(out, '\n');
-	uint32_t n = bt == RT_NONE ? 0 : rt_trace_bt_len(t, bt);
-	const rt_frame *f = n ? rt_trace_bt_frames(t, bt) : NULL;
-	for (uint32_t i = 0; i < n; i++) {
-		rt_out_str(out, "##\t0x");
-		rt_out_hex(out, f[i].addr, 1);
-		if (f[i].text != RT_NONE) {
-			rt_out_ch(out, ' ');
-			rt_out_str(out, rt_trace_str(t, f[i].text));
-		}
-		rt_out_ch(out, '\n');
-	}
-}
-
 static void write_leak(const rt_trace *t, const rt_leak *l, rt_out *out)
 {
 	rt_out_str(out, "## leak ");
@@ -308,7 +245,7 @@ static void write_leak(const rt_trace *t, const rt_leak *l, rt_out *out)
 	}
 	rt_out_ch(out, '\n');
 	if (!l->index && l->bt != RT_NONE) /* no call line gives its stack */
-		write_stack(t, "allocated at", RT_NONE, l->bt, out);
+		rt_hc_write_stack(t, "allocated at", RT_NONE, l->bt, out);
 }
 
 /* The function a FishyValue error names, as memcheck names it. */
@@ -348,7 +285,7 @@ static void write_fishy(const rt_trace *t, const rt_heap_error *e, rt_out *out)
 		rt_out_u64(out, e->index);
 	}
 	rt_out_ch(out, '\n');
-	write_stack(t, "called at", RT_NONE, e->bt, out);
+	rt_hc_write_stack(t, "called at", RT_NONE, e->bt, out);
 }
 
 static void write_error(const rt_trace *t, const rt_heap_error *e, rt_out *out)
@@ -377,20 +314,21 @@ static void write_error(const rt_trace *t, const rt_heap_error *e, rt_out *out)
 		rt_out_u64(out, e->block_size);
 		rt_out_str(out, e->block == RT_BLOCK_LIVE ? " alloc'd\n" : " free'd\n");
 	}
-	write_stack(t, "released at", RT_NONE, e->bt, out);
+	rt_hc_write_stack(t, "released at", RT_NONE, e->bt, out);
 	if (e->block == RT_BLOCK_FREED)
-		write_stack(t, "block was free'd", e->free_fn, e->free_bt, out);
+		rt_hc_write_stack(t, "block was free'd", e->free_fn, e->free_bt, out);
 	if (e->block != RT_BLOCK_UNKNOWN)
-		write_stack(t, "block was alloc'd", e->alloc_fn, e->alloc_bt, out);
+		rt_hc_write_stack(t, "block was alloc'd", e->alloc_fn, e->alloc_bt, out);
 }
 
 void rt_hc_write_text(const rt_trace *t, rt_out *out)
 {
 	const struct rt_hc *hc = hc_peek(t);
+	for (size_t i = 0; hc && i < hc->nerrs; i++)
+		write_error(t, &hc->errs[i], out);
+	rt_hc_write_checks(t, out); /* in the order they ran, before the exit check */
 	if (!hc)
 		return;
-	for (size_t i = 0; i < hc->nerrs; i++)
-		write_error(t, &hc->errs[i], out);
 	if (hc->has_summary)
 		write_summary(&hc->summary, out);
 	for (size_t i = 0; i < hc->nleaks; i++)

@@ -140,8 +140,9 @@ static void walk_bt(rt_resolver *r, rt_trace *t, rt_rwalk *w, uint32_t *bt, uint
 }
 
 /* One walk over the calls, then the stacks of the heap checking results
- * (loss records read from Valgrind XML, heap errors' release, allocation
- * and free stacks, which need not be any call's): collecting (resolve
+ * (loss records read from Valgrind XML or of checks on demand, heap
+ * errors' release, allocation and free stacks, which need not be any
+ * call's): collecting (resolve
  * false) or rewriting their backtraces. */
 static void walk_calls(rt_resolver *r, rt_trace *t, rt_rwalk *w, bool resolve)
 {
@@ -160,6 +161,10 @@ static void walk_calls(rt_resolver *r, rt_trace *t, rt_rwalk *w, bool resolve)
 		walk_bt(r, t, w, &e[i].alloc_bt, e[i].index, resolve);
 		walk_bt(r, t, w, &e[i].free_bt, e[i].index, resolve);
 	}
+	rt_leak_check *c = rt_trace_checks(t); /* the loss records of checks on demand */
+	for (size_t i = 0, n = rt_trace_check_count(t); i < n; i++)
+		for (size_t k = 0; k < c[i].nloss; k++)
+			walk_bt(r, t, w, &c[i].loss[k].bt, c[i].index, resolve);
 }
 
 static void mark_resolved(rt_trace *t)
