@@ -371,6 +371,39 @@ static inline size_t enc_leaksum(bfile *bf, bthread *t, uint8_t mode, const uint
 	return enc_put(bf, t, &r);
 }
 
+/* CHECK (format 1.4): number, index, mode, blocks checked, microseconds,
+ * then bytes and blocks per kind 1-4 (v[8]). */
+static inline size_t enc_check(bfile *bf, bthread *t, uint64_t number, uint64_t index, uint8_t mode,
+			       uint64_t checked, uint64_t us, const uint64_t v[8])
+{
+	benc r = {0};
+	be_u8(&r, 15);
+	be_var(&r, number);
+	be_var(&r, index);
+	be_u8(&r, mode);
+	be_var(&r, checked);
+	be_var(&r, us);
+	for (int i = 0; i < 8; i++)
+		be_var(&r, v[i]);
+	return enc_put(bf, t, &r);
+}
+
+/* CHECKLOSS (format 1.4): number, kind, fn, bt, bytes, blocks, indirect. */
+static inline size_t enc_checkloss(bfile *bf, bthread *t, uint64_t number, uint8_t kind, uint64_t fn,
+				   uint64_t bt, uint64_t bytes, uint64_t blocks, uint64_t indirect)
+{
+	benc r = {0};
+	be_u8(&r, 16);
+	be_var(&r, number);
+	be_u8(&r, kind);
+	be_var(&r, fn);
+	be_var(&r, bt);
+	be_var(&r, bytes);
+	be_var(&r, blocks);
+	be_var(&r, indirect);
+	return enc_put(bf, t, &r);
+}
+
 /* HEAPERR: kind, index, fn, addr, bt, block state, block addr and size,
  * then the ids of the allocating fn and bt and the freeing fn and bt. */
 static inline size_t enc_heaperr(bfile *bf, bthread *t, uint8_t kind, uint64_t index, uint64_t fn,

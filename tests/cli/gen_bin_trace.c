@@ -97,6 +97,32 @@ static void heapcheck(bfile *bf)
 	bf_finish(bf);
 }
 
+/* Two leak checks on demand (format 1.4), written by a thread other than
+ * the one that defined the stacks: a full one, then an increased one in
+ * which the definitely lost record grew and the reachable one went away;
+ * bad: a CHECKLOSS record of a check that was never written. */
+static void checks(bfile *bf, bool bad)
+{
+	static const uint64_t s1[] = {0x400123, 0x400456}, s2[] = {0x400789};
+	static const uint64_t t1[8] = {100, 1, 0, 0, 0, 0, 40, 1}, t2[8] = {300, 3, 0, 0, 0, 0, 0, 0};
+	bf_init(bf, 128, 77);
+	bthread a = bf_thread(1), b = bf_thread(2);
+	preamble(bf, &a, 1);
+	enc_bt(bf, &a, 1, 2, s1);
+	enc_bt(bf, &a, 2, 1, s2);
+	enc_call(bf, &a, 1, 1000, ALLOC, FN_MALLOC, 1, 0x1000, 100, 1, 0);
+	enc_call(bf, &a, 2, 1000, ALLOC, FN_MALLOC, 1, 0x2000, 40, 2, 0);
+	enc_check(bf, &b, 1, 2, 1, 2, 15, t1);
+	enc_checkloss(bf, &b, 1, 1, FN_MALLOC, 1, 100, 1, 0);
+	enc_checkloss(bf, &b, 1, 4, FN_MALLOC, 2, 40, 1, 0);
+	enc_call(bf, &a, 3, 1000, ALLOC, FN_MALLOC, 1, 0x3000, 200, 1, 0);
+	enc_call(bf, &a, 4, 1000, FREE, FN_FREE, 1, 0x2000, 0, 0, 0);
+	enc_check(bf, &b, 2, 4, 2, 2, 12, t2);
+	enc_checkloss(bf, &b, bad ? 5 : 2, 1, FN_MALLOC, 1, 300, 3, 0);
+	enc_end(bf, &b, 4);
+	bf_finish(bf);
+}
+
 static int write_seeds(const char *dir)
 {
 	bfile bf;
@@ -117,6 +143,10 @@ static int write_seeds(const char *dir)
 	snprintf(path, sizeof path, "%s/heapcheck.rtrace", dir);
 	rc |= bf_write(&bf, path);
 	be_free(&bf.f);
+	checks(&bf, false);
+	snprintf(path, sizeof path, "%s/checks.rtrace", dir);
+	rc |= bf_write(&bf, path);
+	be_free(&bf.f);
 	return rc;
 }
 
@@ -129,8 +159,15 @@ int main(int argc, char **argv)
 		be_free(&bf.f);
 		return rc ? 1 : 0;
 	}
+	if (argc == 3 && (!strcmp(argv[1], "checks") || !strcmp(argv[1], "checks-bad"))) {
+		bfile bf;
+		checks(&bf, !strcmp(argv[1], "checks-bad"));
+		int rc = bf_write(&bf, argv[2]);
+		be_free(&bf.f);
+		return rc ? 1 : 0;
+	}
 	if (argc == 3 && !strcmp(argv[1], "seeds"))
 		return write_seeds(argv[2]) ? 1 : 0;
-	fprintf(stderr, "usage: gen_bin_trace sample FILE | seeds DIR\n");
+	fprintf(stderr, "usage: gen_bin_trace sample FILE | checks FILE | checks-bad FILE | seeds DIR\n");
 	return 2;
 }

@@ -52,6 +52,32 @@ grep -q '^## leak check 2: definitely lost: 348 (+100) bytes in 4 (+1) blocks$' 
 grep '^## leak check' conv.txt | cmp -s - <(grep '^## leak check' pp.txt) && ok || bad "convert: the checks differ from postproc's"
 rm -f ./*.rtrace
 
+# the records as docs/binary-format.md describes them (tests/cli/bin_encoder.h,
+# written from the document): a full check, then an increased one
+"$GEN_BIN_TRACE" checks enc.rtrace && "$RTRACE" postproc -i enc.rtrace > enc.txt 2> enc.err
+grep '^## leak check' enc.txt > enc.checks
+cat > enc.want <<'EOT'
+## leak check 1 at call 2 (full): 2 blocks checked in 15 us
+## leak check 1: definitely lost: 100 bytes in 1 blocks
+## leak check 1: indirectly lost: 0 bytes in 0 blocks
+## leak check 1: possibly lost: 0 bytes in 0 blocks
+## leak check 1: still reachable: 40 bytes in 1 blocks
+## leak check 1: 40 bytes in 1 blocks are still reachable in loss record 1 of 2
+## leak check 1: 100 bytes in 1 blocks are definitely lost in loss record 2 of 2
+## leak check 2 at call 4 (increased): 2 blocks checked in 12 us
+## leak check 2: definitely lost: 300 (+200) bytes in 3 (+2) blocks
+## leak check 2: indirectly lost: 0 (+0) bytes in 0 (+0) blocks
+## leak check 2: possibly lost: 0 (+0) bytes in 0 (+0) blocks
+## leak check 2: still reachable: 0 (-40) bytes in 0 (-1) blocks
+## leak check 2: 300 (+200) bytes in 3 (+2) blocks are definitely lost in loss record 2 of 2
+EOT
+check_same "encoded checks in postproc" enc.want enc.checks
+"$GEN_BIN_TRACE" checks-bad bad.rtrace
+"$RTRACE" postproc -i bad.rtrace > /dev/null 2> bad.err; rc=$?
+[ "$rc" = 1 ] && grep -q 'bad.rtrace: byte offset [0-9]*: expected a CHECK record numbered 5 before this CHECKLOSS record' bad.err &&
+  ok || { bad "a CHECKLOSS record without its CHECK: rc $rc"; cat bad.err >&2; }
+rm -f ./*.rtrace
+
 # asked from outside: rtrace check PID at each of the four points
 wait_file() { for _ in $(seq 3000); do [ -s "$1" ] && return 0; sleep 0.01; done; return 1; }
 mkdir hs
