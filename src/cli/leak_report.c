@@ -203,6 +203,19 @@ static uint64_t leak_blocks_in_use(const rt_leak_summary *s)
 	return n;
 }
 
+/* The exit check's loss records, numbered as memcheck numbers them: after
+ * checks on demand, the last check's records that have no block left
+ * stay in memcheck's table, listed (and counted) with no block. */
+static rt_loss_delta *exit_records(const rt_trace *t, size_t *n)
+{
+	size_t nr = 0, nc = rt_trace_check_count(t);
+	rt_loss_record *r = rt_trace_loss_records(t, &nr);
+	rt_leak_check now = {.loss = r, .nloss = nr};
+	rt_loss_delta *d = rt_check_deltas(nc ? rt_trace_check_at(t, nc - 1) : NULL, &now, n);
+	free(r);
+	return d;
+}
+
 void leak_report_leaks(const rt_trace *t, const leak_opts *o, leak_counts *n)
 {
 	const rt_leak_summary *s = rt_trace_leak_summary(t);
@@ -210,22 +223,25 @@ void leak_report_leaks(const rt_trace *t, const leak_opts *o, leak_counts *n)
 	if (!mode)
 		return;
 	size_t nr = 0;
-	rt_loss_record *r = rt_trace_loss_records(t, &nr);
+	rt_loss_delta *d = exit_records(t, &nr);
 	for (size_t i = 0; i < nr && mode == RT_LEAK_CHECK_FULL; i++) {
-		bool error = o->errors_for & (1u << r[i].kind);
-		if (r[i].suppressed) {
+		const rt_loss_record *r = &d[i].now;
+		bool error = o->errors_for & (1u << r->kind);
+		if (!r->blocks)
+			continue;
+		if (r->suppressed) {
 			n->supp_errors += error;
 			n->supp_contexts += error;
 			continue;
 		}
-		if (o->show & (1u << r[i].kind))
-			print_loss(t, o, &r[i], i, nr);
+		if (o->show & (1u << r->kind))
+			print_loss(t, o, r, i, nr);
 		if (error) {
 			n->errors++;
 			n->contexts++;
 		}
 	}
-	free(r);
+	free(d);
 	cli_info_summary(true); /* memcheck's -q prints its errors, not what follows */
 	if (!leak_blocks_in_use(s)) { /* memcheck's words when nothing is left */
 		cli_info("All heap blocks were freed -- no leaks are possible");
