@@ -35,6 +35,7 @@
 #include <string.h>
 
 _Atomic int rt_leak_live_pending;
+static _Atomic int running; /* a thread is running a check */
 static int live_sig;
 static uint64_t checks; /* checks written, for their numbers */
 
@@ -154,19 +155,27 @@ static void check(int mode)
 	rt_leak_scan_free(s);
 }
 
-/* Called by rt_heap_enter when a check was asked for. */
+/* Called by rt_heap_enter when a check was asked for. One thread runs
+ * it; the others go on (and park when it stops them). A request that
+ * comes while one is pending or running is merged into it, as a signal
+ * sent twice before its handler ran is delivered once. */
 void rt_leak_live_run(void)
 {
 	if (rt_h.depth || rt_h.table || rt_t.busy || !RT_LOAD(rt_active))
 		return;
-	int mode = atomic_exchange(&rt_leak_live_pending, 0);
-	if (!mode)
+	if (atomic_exchange(&running, 1))
 		return;
+	int mode = atomic_exchange(&rt_leak_live_pending, 0);
+	if (!mode) {
+		atomic_store(&running, 0);
+		return;
+	}
 	int err = errno;
 	rt_heap_pin(); /* no stop request of another check parks this thread now */
 	rt_t.busy = 1;
 	check(mode);
 	rt_t.busy = 0;
+	atomic_store(&running, 0);
 	rt_heap_unpin();
 	errno = err;
 }

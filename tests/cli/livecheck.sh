@@ -78,6 +78,16 @@ check_same "encoded checks in postproc" enc.want enc.checks
   ok || { bad "a CHECKLOSS record without its CHECK: rc $rc"; cat bad.err >&2; }
 rm -f ./*.rtrace
 
+# checks while three threads allocate: each stops them and lets them go
+# on; requests that come during a check merge into the next one
+timeout 120 "$RTRACE" run -q -o "$TMP" --check-signal=USR2 -- "$P/tp_livecheck" threads "$USR2" > thr.out 2> thr.err
+rc=$?
+[ "$rc" = 0 ] && [ "$(cat thr.out)" = done ] && ok || { bad "threads: status $rc"; cat thr.err >&2; }
+"$RTRACE" postproc -i tp_livecheck-*.rtrace | sed -nE 's/^## leak check ([0-9]+) at call ([0-9]+).*/\1 \2/p' > thr.checks
+awk 'NR != $1 || $2 < last { bad = 1 } { last = $2 } END { exit bad || NR < 1 }' thr.checks && ok ||
+  { bad "threads: checks not numbered in call order"; cat thr.checks >&2; }
+rm -f ./*.rtrace
+
 # asked from outside: rtrace check PID at each of the four points
 wait_file() { for _ in $(seq 3000); do [ -s "$1" ] && return 0; sleep 0.01; done; return 1; }
 mkdir hs

@@ -7,6 +7,9 @@
  *                           VALGRIND_DO_LEAK_CHECK / _ADDED_LEAK_CHECK,
  *                           else with sigqueue(SIG, mode) to itself, the
  *                           value rtrace check sends (1 full, 2 increased)
+ *   tp_livecheck threads SIG  three threads churn malloc/free while the
+ *                           main thread asks for ten checks, 10 ms apart:
+ *                           each check stops and resumes them
  *   tp_livecheck wait DIR   asked from outside: before each check it
  *                           writes DIR/readyN (its pid) and waits for
  *                           DIR/goN, which the test creates after
@@ -23,6 +26,8 @@
  * at the next heap call, so the pair makes that point the same as the
  * client request's. Exits with 0. */
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,11 +141,48 @@ static void ask(int increased)
 	free(malloc(1)); /* the heap call the check runs at */
 }
 
+static atomic_int stop;
+
+static void *churn(void *arg)
+{
+	void *slot[64] = {0};
+	for (unsigned i = (unsigned)(size_t)arg; !atomic_load(&stop); i++) {
+		free(slot[i % 64]);
+		slot[i % 64] = malloc(16 + i % 200);
+	}
+	for (int k = 0; k < 64; k++)
+		free(slot[k]);
+	return NULL;
+}
+
+/* Checks while other threads allocate: each one parks them and lets them
+ * go on; the process must end normally, with every check in its trace. */
+static int threads(void)
+{
+	pthread_t t[3];
+	for (size_t i = 0; i < 3; i++)
+		pthread_create(&t[i], NULL, churn, (void *)i);
+	for (int k = 0; k < 10; k++) {
+		union sigval v = {.sival_int = k % 2 ? 2 : 1};
+		sigqueue(getpid(), sig, v);
+		usleep(10000);
+	}
+	atomic_store(&stop, 1);
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	puts("done");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc < 3 || (strcmp(argv[1], "self") && strcmp(argv[1], "wait"))) {
-		fprintf(stderr, "usage: tp_livecheck self SIG | wait DIR\n");
+	if (argc < 3 || (strcmp(argv[1], "self") && strcmp(argv[1], "wait") && strcmp(argv[1], "threads"))) {
+		fprintf(stderr, "usage: tp_livecheck self SIG | threads SIG | wait DIR\n");
 		return 2;
+	}
+	if (!strcmp(argv[1], "threads")) {
+		sig = atoi(argv[2]);
+		return threads();
 	}
 	if (!strcmp(argv[1], "self"))
 		sig = atoi(argv[2]);
