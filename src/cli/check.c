@@ -82,14 +82,20 @@ static char *slurp(const char *path, size_t *n)
 	return buf;
 }
 
+/* /proc/PID/NAME, whole. */
+static char *proc_file(long pid, const char *name, size_t *n)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%ld/%s", pid, name);
+	return slurp(path, n);
+}
+
 /* The check signal the process was started with: 0 when it has none, -1
  * when its environment cannot be read. */
 static int env_signal(long pid)
 {
-	char path[64];
 	size_t n = 0;
-	snprintf(path, sizeof path, "/proc/%ld/environ", pid);
-	char *env = slurp(path, &n);
+	char *env = proc_file(pid, "environ", &n);
 	if (!env)
 		return -1;
 	static const char key[] = RT_ENV_CHECK_SIGNAL "=";
@@ -105,10 +111,8 @@ static int env_signal(long pid)
  * mappings cannot be read. */
 static int is_traced(long pid)
 {
-	char path[64];
 	size_t n = 0;
-	snprintf(path, sizeof path, "/proc/%ld/maps", pid);
-	char *maps = slurp(path, &n);
+	char *maps = proc_file(pid, "maps", &n);
 	if (!maps)
 		return -1;
 	int found = strstr(maps, PRELOAD_NAME "\n") != NULL;
