@@ -834,7 +834,7 @@ static void error_unknown_record_type(void **state)
 	simple(&bf, &a, 256, 2);
 	size_t at = enc_raw(&bf, &a, "\x2a", 1);
 	enc_call(&bf, &a, 3, 0, ALLOC, FN_MALLOC, 1, 0x10, 1, 0, 0);
-	expect_error(&bf, bf.f.len, at, "record type between 1 and 14, found 42", 2);
+	expect_error(&bf, bf.f.len, at, "record type between 1 and 16, found 42", 2);
 	be_free(&bf.f);
 }
 
