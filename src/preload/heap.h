@@ -117,6 +117,7 @@ static inline __attribute__((always_inline)) void rt_heap_unpin(void)
 extern _Atomic int rt_leak_live_pending;
 void rt_leak_live_init(int sig);
 void rt_leak_live_run(void);
+void rt_leak_live_fork_child(void);
 
 /* A heap interposer. */
 static inline __attribute__((always_inline)) void rt_heap_enter(void)

@@ -155,6 +155,16 @@ static void check(int mode)
 	rt_leak_scan_free(s);
 }
 
+/* A forked child: its own trace numbers its checks from 1, and no check
+ * of the parent's (pending, or running in a thread the child does not
+ * have) is its. */
+void rt_leak_live_fork_child(void)
+{
+	checks = 0;
+	atomic_store(&rt_leak_live_pending, 0);
+	atomic_store(&running, 0);
+}
+
 /* Called by rt_heap_enter when a check was asked for. One thread runs
  * it; the others go on (and park when it stops them). A request that
  * comes while one is pending or running is merged into it, as a signal

@@ -119,6 +119,7 @@ static void atfork_child(void)
 {
 	rt_heap_atfork_child();
 	rt_leak_fork_child();
+	rt_leak_live_fork_child();
 	rt_cfi_atfork_child();
 	rt_writer_fork_child();
 	rt_t.busy = 1;
