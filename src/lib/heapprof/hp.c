@@ -59,7 +59,14 @@ struct rt_hp {
 	rt_hp_listener listen; /* told every block event, or NULL */
 	void *listen_ctx;
 	uint64_t now_us; /* the time of the call being fed */
+	rt_hp_filter *filter; /* the selection fed, or NULL: all */
+	bool closed;          /* past the filter's ranges: nothing more is fed */
 };
+
+void rt_hp_set_filter(rt_hp *h, rt_hp_filter *f)
+{
+	h->filter = f;
+}
 
 void rt_hp_set_listener(rt_hp *h, rt_hp_listener fn, void *ctx)
 {
@@ -232,10 +239,8 @@ static void on_free(rt_hp *h, const rt_call *c)
 
 static bool is_memory(rt_hp *h, rt_trace *t, uint8_t type)
 {
-	if (!type) /* untyped: sp-rtrace's traces of one resource, memory */
-		return true;
 	if (!h->is_mem[type])
-		h->is_mem[type] = rt_trace_res_is(t, type, "memory") ? 1 : 2;
+		h->is_mem[type] = rt_hp_filter_resource(h->filter, t, type) ? 1 : 2;
 	return h->is_mem[type] == 1;
 }
 
@@ -258,11 +263,23 @@ static uint64_t timeline(rt_hp *h, uint64_t us)
 	return us;
 }
 
+/* Whether the filter leaves c out: an allocation it does not select,
+ * or any call past its ranges (which closes the profile). */
+static bool filtered_out(rt_hp *h, const rt_trace *t, const rt_call *c)
+{
+	uint64_t rel = h->sum.timed ? c->timestamp_us - h->sum.first_us : 0;
+	if (rt_hp_filter_past(h->filter, c, rel)) {
+		h->closed = true;
+		return true;
+	}
+	return c->kind == RT_CALL_ALLOC && !rt_hp_filter_alloc(h->filter, t, c, rel);
+}
+
 void rt_hp_feed(rt_hp *h, rt_trace *t, const rt_call *c)
 {
 	if (c->args != RT_NONE)
 		rt_trace_release_args(t, c->args);
-	if (c->kind == RT_CALL_DEAD || c->res_type > RT_MAX_RESOURCES || !is_memory(h, t, c->res_type))
+	if (h->closed || c->kind == RT_CALL_DEAD || c->res_type > RT_MAX_RESOURCES || !is_memory(h, t, c->res_type))
 		return;
 	rt_call tc;
 	if (c->flags & RT_CALL_HAS_TIMESTAMP) {
@@ -270,6 +287,8 @@ void rt_hp_feed(rt_hp *h, rt_trace *t, const rt_call *c)
 		tc.timestamp_us = timeline(h, c->timestamp_us);
 		c = &tc;
 	}
+	if (h->filter && filtered_out(h, t, c))
+		return;
 	if (c->kind == RT_CALL_ALLOC)
 		on_alloc(h, c, site_of(h, c->bt));
 	else
