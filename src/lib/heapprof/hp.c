@@ -30,6 +30,7 @@
 typedef struct block {
 	uint64_t addr, size;
 	uint32_t site; /* EMPTY: a free slot */
+	bool out;      /* left out by the filter: kept for the temporary rule only */
 } block;
 
 typedef struct site {
@@ -47,6 +48,7 @@ typedef struct pair {
 struct rt_hp {
 	block *blocks;
 	size_t nslots, nlive;
+	size_t nout; /* of the live blocks, those the filter left out */
 	site *sites;
 	size_t nsites, csites;
 	uint32_t *by_bt; /* backtrace id + 1 -> site + 1 */
@@ -191,19 +193,39 @@ static void release(rt_hp *h, block *b)
 	erase(h, b);
 }
 
-static void on_alloc(rt_hp *h, const rt_call *c, uint32_t si)
+/* A block the filter left out goes without a trace in the costs. */
+static void forget(rt_hp *h, block *b)
+{
+	h->nout--;
+	erase(h, b);
+}
+
+/* An allocation; `out`: left out by the filter, yet kept so that the
+ * temporary rule sees the program's whole sequence of calls, as
+ * heaptrack_print's --filter-bt-function does. */
+static void on_alloc(rt_hp *h, const rt_call *c, uint32_t si, bool out)
 {
 	if ((h->nlive + 1) * 10 > h->nslots * 7)
 		grow_blocks(h);
 	block *b = probe(h, c->res_id);
 	if (b->site != EMPTY) { /* its release was not recorded */
-		release(h, b);
+		if (b->out)
+			forget(h, b);
+		else
+			release(h, b);
 		b = probe(h, c->res_id);
 	}
-	*b = (block){c->res_id, c->size, si};
+	*b = (block){c->res_id, c->size, si, out};
+	h->nlive++;
+	h->last = (pair){c->size, si, true};
+	if (!h->first.valid)
+		h->first = h->last;
 	if (!h->sites[si].pub.cost.allocations)
 		h->sites[si].pub.first_index = c->index;
-	h->nlive++;
+	if (out) {
+		h->nout++;
+		return;
+	}
 	site *s = touch(h, si);
 	s->live += c->size;
 	s->pub.cost.allocations++;
@@ -211,9 +233,6 @@ static void on_alloc(rt_hp *h, const rt_call *c, uint32_t si)
 	h->live += c->size;
 	h->sum.total.allocations++;
 	h->sum.total.bytes += c->size;
-	h->last = (pair){c->size, si, true};
-	if (!h->first.valid)
-		h->first = h->last;
 	if (h->live > h->sum.total.peak) {
 		h->sum.total.peak = h->live;
 		h->sum.peak_index = c->index;
@@ -228,6 +247,11 @@ static void on_free(rt_hp *h, const rt_call *c)
 	block *b = probe(h, c->res_id);
 	if (b->site == EMPTY)
 		return;
+	if (b->out) {
+		h->last = h->first;
+		forget(h, b);
+		return;
+	}
 	if (h->last.valid && h->last.size == b->size && h->last.site == b->site) {
 		h->sites[b->site].pub.cost.temporary++;
 		h->sum.total.temporary++;
@@ -263,16 +287,17 @@ static uint64_t timeline(rt_hp *h, uint64_t us)
 	return us;
 }
 
-/* Whether the filter leaves c out: an allocation it does not select,
- * or any call past its ranges (which closes the profile). */
-static bool filtered_out(rt_hp *h, const rt_trace *t, const rt_call *c)
+/* Whether c is past the filter's ranges (which closes the profile);
+ * *out: an allocation the filter does not select. */
+static bool past_filter(rt_hp *h, const rt_trace *t, const rt_call *c, bool *out)
 {
 	uint64_t rel = h->sum.timed ? c->timestamp_us - h->sum.first_us : 0;
 	if (rt_hp_filter_past(h->filter, c, rel)) {
 		h->closed = true;
 		return true;
 	}
-	return c->kind == RT_CALL_ALLOC && !rt_hp_filter_alloc(h->filter, t, c, rel);
+	*out = c->kind == RT_CALL_ALLOC && !rt_hp_filter_alloc(h->filter, t, c, rel);
+	return false;
 }
 
 void rt_hp_feed(rt_hp *h, rt_trace *t, const rt_call *c)
@@ -287,10 +312,11 @@ void rt_hp_feed(rt_hp *h, rt_trace *t, const rt_call *c)
 		tc.timestamp_us = timeline(h, c->timestamp_us);
 		c = &tc;
 	}
-	if (h->filter && filtered_out(h, t, c))
+	bool out = false;
+	if (h->filter && past_filter(h, t, c, &out))
 		return;
 	if (c->kind == RT_CALL_ALLOC)
-		on_alloc(h, c, site_of(h, c->bt));
+		on_alloc(h, c, site_of(h, c->bt), out);
 	else
 		on_free(h, c);
 }
@@ -298,7 +324,7 @@ void rt_hp_feed(rt_hp *h, rt_trace *t, const rt_call *c)
 void rt_hp_finish(rt_hp *h)
 {
 	h->sum.total.leaked = h->live;
-	h->sum.leaked_blocks = h->nlive;
+	h->sum.leaked_blocks = h->nlive - h->nout;
 	for (size_t i = 0; i < h->nsites; i++) {
 		site *s = touch(h, (uint32_t)i);
 		s->pub.cost.leaked = s->live;
