@@ -64,6 +64,7 @@ static const cli_option options[] = {
 static const cli_command command = {
 	"heap",
 	"usage: rtrace heap [options] TRACE\n"
+	"       rtrace heap --diff [options] OLD NEW\n"
 	"\n"
 	"Heap profile of a trace, in heaptrack_print's terms: allocation calls,\n"
 	"temporary allocations (freed with no allocation in between), the peak\n"
@@ -73,7 +74,8 @@ static const cli_command command = {
 	"\n",
 	options, sizeof options / sizeof *options, 28,
 	"\n"
-	"Exit status: 0 ok, 1 bad input or I/O error, 2 bad command line.\n",
+	"Exit status: 0 ok, 1 bad input or I/O error, 2 bad command line,\n"
+	"3 a total grew past --fail-if-grown.\n",
 	false,
 };
 
