@@ -1,6 +1,6 @@
 # rtrace heap --diff on two runs of one program (tp_heapdiff 1 and 3):
 # the summary's deltas and the call sites' changes, matched across the
-# two processes' addresses (ASLR) by resolved stack; --fail-if-grown's
+# two processes' addresses (ASLR) and two builds by resolved stack; --fail-if-grown's
 # exit status; the difffolded output. With heaptrack installed, the
 # deltas are heaptrack_print -d's on heaptrack's recordings of the same
 # two runs (else that part is said skipped).
@@ -29,6 +29,13 @@ grep -q 'stable' calls.out && bad "stable() did not change: not listed" || ok
 [ "$(grep -E '^-?[0-9]+ \(' calls.out | cut -d' ' -f1 | tr '\n' ' ')" = "20 16 -3 2 1 " ] && ok ||
   bad "order by |change|: $(grep -E '^-?[0-9]+ \(' calls.out | cut -d' ' -f1 | tr '\n' ' ')"
 "$RTRACE" heap --diff -n 1 "$old" "$new" | grep -c ' from$' | grep -qx 4 && ok || bad "-n 1: one site per list"
+
+# another build of the same program (its functions elsewhere): nothing changed
+mkdir rb
+"$RTRACE" run -o "$TMP/rb" -- "$(dirname "$PROGRAMS/x")/build_b/tp_heapdiff" 1 2> runb.err || bad "rtrace run build_b"
+"$RTRACE" heap --diff --stacks "$old" rb/*.rtrace > same.out && ok || bad "--diff between builds"
+[ "$(grep -c ' from$' same.out)" = 0 ] && ok || bad "between builds: no site changed: $(grep -c ' from$' same.out)"
+grep -q '^calls to allocation functions: 0 (27 -> 27)$' same.out && ok || bad "between builds: 27 calls each"
 
 # --fail-if-grown: 3 when a total grew past the threshold, 0 otherwise
 "$RTRACE" heap --diff --fail-if-grown=peak:10% "$old" "$new" > /dev/null 2> grown.err; rc=$?
