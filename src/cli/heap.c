@@ -509,7 +509,7 @@ static void print_summary(FILE *fp, const rt_trace *t, const rt_hp *h)
 	fprintf(fp, "temporary memory allocations: %" PRIu64 "\n", s->total.temporary);
 	fprintf(fp, "peak heap memory consumption: %s (%" PRIu64 " bytes, at call %" PRIu64, fmt_bytes(s->total.peak, a),
 		s->total.peak, s->peak_index);
-	if (s->timed)
+	if (s->timed && s->total.peak) /* no peak (nothing selected): no time */
 		fprintf(fp, ", after %.3fs", (double)(s->peak_us - s->first_us) / 1e6);
 	fprintf(fp, ")\npeak RSS: not recorded\n");
 	fprintf(fp, "total memory leaked: %s (%" PRIu64 " bytes in %" PRIu64 " blocks)\n", fmt_bytes(s->total.leaked, b),

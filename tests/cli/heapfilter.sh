@@ -31,6 +31,7 @@ expect() { # NAME EXPECTED ARGS...: rtrace heap ARGS's summary
 expect "temporaries()" "10 10 109 0" --filter-bt-function=temporaries
 expect "grow()" "9 9 4096 0" --filter-bt-function=grow
 expect "no such function" "0 0 0 0" --filter-bt-function=no_such_function
+grep -q '^peak heap memory consumption: 0B (0 bytes, at call 0)$' f.out && ok || bad "no peak: no time of it"
 "$RTRACE" heap --filter-bt-function=temporaries --collapsed=allocations "$trace" > c.out
 [ "$(wc -l < c.out)" -ge 1 ] && ! grep -qv ';temporaries ' c.out && ok || bad "collapsed: temporaries() only"
 # ranges: the pool (call 1) lives past the range 1-1: a leak of the range

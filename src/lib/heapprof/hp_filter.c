@@ -8,9 +8,11 @@
  *    (one byte per backtrace id: unknown, in, out). Its frames are named
  *    by what the trace knows (a resolved trace, a text trace with
  *    names), else by a resolver made on the trace's memory map as read
- *    so far, made again when the map has grown (dlopen): a module is
- *    mapped before any call returns into it, so its mapping is there
- *    when its first backtrace is. heaptrack_print's --filter-bt-function
+ *    so far, and another when an address is in none of the resolvers'
+ *    maps and the map has grown (dlopen): a module is mapped before any
+ *    call returns into it, so its mapping is there when its first
+ *    backtrace is. On python3 (11 maps as it loads its modules) this
+ *    reads each module's debug info once. heaptrack_print's --filter-bt-function
  *    matches the same way: the text anywhere in a function's name,
  *    inlined functions included. */
 #include "rtrace/heapprof.h"
@@ -26,8 +28,9 @@ struct rt_hp_filter {
 	char *resource, *function; /* the copies o points to */
 	rt_resolve_opts ropts;
 	bool resolve;
-	rt_resolver *res;
-	size_t res_maps; /* the trace's mappings when res was made */
+	rt_resolver **res; /* one per state of the map, oldest first */
+	size_t nres;
+	size_t res_maps; /* the trace's mappings when the last was made */
 	uint8_t *bt;     /* BT_* per backtrace id */
 	size_t nbt;
 };
@@ -57,7 +60,9 @@ void rt_hp_filter_free(rt_hp_filter *f)
 {
 	if (!f)
 		return;
-	rt_resolve_free(f->res);
+	for (size_t i = 0; i < f->nres; i++)
+		rt_resolve_free(f->res[i]);
+	free(f->res);
 	free(f->resource);
 	free(f->function);
 	free(f->bt);
@@ -70,6 +75,24 @@ bool rt_hp_filter_resource(const rt_hp_filter *f, const rt_trace *t, uint8_t res
 	if (!res_type) /* untyped: sp-rtrace's traces of one resource, memory */
 		return !strcmp(type, "memory");
 	return rt_trace_res_is(t, res_type, type);
+}
+
+/* Resolves addr with the first resolver whose map holds it, a new one
+ * (on the map as read so far) when none does and the map has grown
+ * since the last was made. Earlier resolvers are kept, each with the
+ * modules it opened, so that a module's debug info is read once however
+ * many modules are loaded after it. */
+static bool resolve(rt_hp_filter *f, const rt_trace *t, uint64_t addr, uint64_t index, rt_resolved *r)
+{
+	for (size_t i = 0; i < f->nres; i++)
+		if (rt_resolve_addr(f->res[i], addr, index, r))
+			return true;
+	if (f->nres && f->res_maps == rt_trace_mmap_count(t))
+		return false;
+	f->res = rt_xrealloc(f->res, (f->nres + 1) * sizeof *f->res);
+	f->res[f->nres++] = rt_resolve_new(t, &f->ropts);
+	f->res_maps = rt_trace_mmap_count(t);
+	return rt_resolve_addr(f->res[f->nres - 1], addr, index, r);
 }
 
 static bool name_has(const char *name, const char *text)
@@ -88,15 +111,8 @@ static bool frame_has(rt_hp_filter *f, const rt_trace *t, const rt_frame *fr, ui
 				return true;
 		return false;
 	}
-	if (!f->resolve)
-		return false;
-	if (!f->res || f->res_maps != rt_trace_mmap_count(t)) {
-		rt_resolve_free(f->res);
-		f->res = rt_resolve_new(t, &f->ropts);
-		f->res_maps = rt_trace_mmap_count(t);
-	}
 	rt_resolved r;
-	if (!rt_resolve_addr(f->res, fr->addr, index, &r))
+	if (!f->resolve || !resolve(f, t, fr->addr, index, &r))
 		return false;
 	for (uint32_t k = 0; k < r.n; k++)
 		if (name_has(r.locs[k].fn, text))
