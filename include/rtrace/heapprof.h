@@ -59,7 +59,7 @@ typedef struct rt_hp rt_hp;
 RTRACE_API rt_hp *rt_hp_new(void);
 RTRACE_API void rt_hp_free(rt_hp *h);
 /* Accounts call c of trace t (allocations and releases of the "memory"
- * resource; other calls are ignored). c is not kept: its arguments are
+ * resource, or of the filter's; other calls are ignored). c is not kept: its arguments are
  * released. Calls come in record order. */
 RTRACE_API void rt_hp_feed(rt_hp *h, rt_trace *t, const rt_call *c);
 /* Closes the pass: the leaked and peak costs of each site. Call once,

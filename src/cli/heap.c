@@ -5,7 +5,9 @@
  * allocation site is given to the resolver, and the sites are reported
  * (merged by allocating function, as heaptrack_print does, or per
  * backtrace) or written as collapsed stacks for flame graphs, or as
- * valgrind massif's output, whose snapshots are taken during the pass. */
+ * valgrind massif's output, whose snapshots are taken during the pass.
+ * Filters (rt_hp_filter) select the allocations fed, for every output;
+ * --diff profiles two traces the same way and hands both to heap_diff.c. */
 #include "cli.h"
 #include "rtrace/rtrace.h"
 

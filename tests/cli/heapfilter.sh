@@ -66,6 +66,15 @@ if command -v heaptrack > /dev/null && command -v heaptrack_print > /dev/null; t
   heaptrack -o "$TMP/ht" "$PROGRAMS/tp_heapprof" > heaptrack.log 2>&1 || bad "heaptrack tp_heapprof"
   ht=$(ls "$TMP"/ht.* | head -1)
   trace=$(ls "$TMP"/tp_heapprof-*.rtrace | head -1)
+  # the heaptrack export of a selection: heaptrack_print's figures are the selection's
+  "$RTRACE" heap --calls=2- --heaptrack=sel.gz "$trace" && heaptrack_print -f sel.gz > sel.out 2>&1 || bad "export of --calls=2-"
+  "$RTRACE" heap --calls=2- "$trace" > r.out
+  value() { sed -nE "s/^$1: ([^ ]+).*/\1/p" "$2"; }
+  for label in 'calls to allocation functions' 'temporary memory allocations' \
+    'peak heap memory consumption' 'total memory leaked'; do
+    [ "$(value "$label" sel.out)" = "$(value "$label" r.out)" ] && [ -n "$(value "$label" r.out)" ] && ok ||
+      bad "--calls=2- exported, $label: heaptrack_print '$(value "$label" sel.out)', rtrace heap '$(value "$label" r.out)'"
+  done
   for fn in temporaries grow peak; do
     heaptrack_print --filter-bt-function=$fn -f "$ht" > h.out 2>&1
     "$RTRACE" heap --filter-bt-function=$fn "$trace" > r.out

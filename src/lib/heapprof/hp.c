@@ -18,7 +18,12 @@
  * heaptrack's interpreter drops them. A listener (rt_hp_set_listener) is
  * told each allocation and release as it is accounted, so that exports
  * which need every event in order (heaptrack's format) stream them
- * without a second pass and agree with the profile's figures. */
+ * without a second pass and agree with the profile's figures.
+ * A filter (hp_filter.c) decides per call: an allocation it leaves out
+ * is still a live block, marked out, so that the temporary rule runs on
+ * the program's whole sequence of calls (heaptrack_print's figures with
+ * --filter-bt-function), and costs nothing; a call past its ranges
+ * closes the profile, whose live blocks are then the range's leaks. */
 #include "rtrace/heapprof.h"
 #include "util/util.h"
 
@@ -261,7 +266,7 @@ static void on_free(rt_hp *h, const rt_call *c)
 	release(h, b);
 }
 
-static bool is_memory(rt_hp *h, rt_trace *t, uint8_t type)
+static bool is_profiled(rt_hp *h, rt_trace *t, uint8_t type)
 {
 	if (!h->is_mem[type])
 		h->is_mem[type] = rt_hp_filter_resource(h->filter, t, type) ? 1 : 2;
@@ -304,7 +309,7 @@ void rt_hp_feed(rt_hp *h, rt_trace *t, const rt_call *c)
 {
 	if (c->args != RT_NONE)
 		rt_trace_release_args(t, c->args);
-	if (h->closed || c->kind == RT_CALL_DEAD || c->res_type > RT_MAX_RESOURCES || !is_memory(h, t, c->res_type))
+	if (h->closed || c->kind == RT_CALL_DEAD || c->res_type > RT_MAX_RESOURCES || !is_profiled(h, t, c->res_type))
 		return;
 	rt_call tc;
 	if (c->flags & RT_CALL_HAS_TIMESTAMP) {
