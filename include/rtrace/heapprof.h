@@ -88,6 +88,8 @@ typedef void (*rt_hp_listener)(void *ctx, const rt_hp_event *e);
 RTRACE_API void rt_hp_set_listener(rt_hp *h, rt_hp_listener fn, void *ctx);
 /* A cost by type ("allocations", "temporary", "bytes", "peak", "leaked"). */
 RTRACE_API uint64_t rt_hp_cost_of(const rt_hp_cost *c, rt_hp_cost_type type);
+/* Adds each cost of c to to's. */
+RTRACE_API void rt_hp_cost_add(rt_hp_cost *to, const rt_hp_cost *c);
 /* Parses a cost type name; false when it is none. */
 RTRACE_API bool rt_hp_parse_cost(const char *name, rt_hp_cost_type *type);
 

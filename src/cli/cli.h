@@ -180,6 +180,9 @@ typedef struct cli_heap_growth {
 	bool percent; /* amount is a percentage of the first trace's total */
 } cli_heap_growth;
 bool cli_heap_parse_growth(const char *arg, cli_heap_growth *g);
+/* v as heaptrack_print prints figures: bytes "2.00K", "-67.54K", "0B";
+ * counts "-3". buf: 40 bytes. */
+const char *cli_heap_fmt(int64_t v, bool bytes, char buf[40]);
 bool cli_heap_grown(const cli_heap_growth *g, const rt_hp_summary *b, const rt_hp_summary *a, char *why,
 		    size_t n);
 

@@ -300,20 +300,9 @@ static void resolve_sites(rt_trace *t, rt_hp *h, const heap_opts *o)
 
 
 /* Bytes as heaptrack_print prints them: 1000B, 2.00K, 158.12K. */
-static const char *fmt_bytes(uint64_t v, char buf[32])
+static const char *fmt_bytes(uint64_t v, char buf[40])
 {
-	static const char units[] = "BKMGTPE";
-	double d = (double)v;
-	size_t u = 0;
-	while (d > 1000 && u + 1 < sizeof units - 1) {
-		d /= 1000;
-		u++;
-	}
-	if (u)
-		snprintf(buf, 32, "%.2f%c", d, units[u]);
-	else
-		snprintf(buf, 32, "%" PRIu64 "B", v);
-	return buf;
+	return cli_heap_fmt((int64_t)v, true, buf);
 }
 
 /* "func (file:line)", "func (in module)" or "0xADDR (in module)": the
@@ -382,15 +371,6 @@ static int cmp_group_w(const void *a, const void *b)
 	return (x->first > y->first) - (x->first < y->first);
 }
 
-static void add_cost(rt_hp_cost *to, const rt_hp_cost *c)
-{
-	to->allocations += c->allocations;
-	to->temporary += c->temporary;
-	to->bytes += c->bytes;
-	to->peak += c->peak;
-	to->leaked += c->leaked;
-}
-
 /* Entries sorted by key, grouped (one group per entry with --stacks). */
 static void build_groups(report *r, bool stacks)
 {
@@ -415,7 +395,7 @@ static void build_groups(report *r, bool stacks)
 			r->g[r->ng++] = (group){i, 0, {0}, 0};
 		group *g = &r->g[r->ng - 1];
 		g->n++;
-		add_cost(&g->cost, &rt_hp_site_at(r->h, r->e[i].site)->cost);
+		rt_hp_cost_add(&g->cost, &rt_hp_site_at(r->h, r->e[i].site)->cost);
 	}
 }
 
@@ -433,7 +413,7 @@ static void print_callers(const report *r, uint32_t bt, const char *indent)
 
 static void print_cost(const report *r, rt_hp_cost_type type, const rt_hp_cost *c, bool sub)
 {
-	char a[32];
+	char a[40];
 	const char *what = sub ? "" : " to allocation functions";
 	switch (type) {
 	case RT_HP_PEAK: fprintf(r->fp, "%s peak consumption", fmt_bytes(c->peak, a)); break;
@@ -501,7 +481,7 @@ static void print_verdicts(FILE *fp, const rt_trace *t)
 static void print_summary(FILE *fp, const rt_trace *t, const rt_hp *h)
 {
 	const rt_hp_summary *s = rt_hp_get_summary(h);
-	char a[32], b[32];
+	char a[40], b[40];
 	double secs = s->timed ? (double)(s->last_us - s->first_us) / 1e6 : 0;
 	if (s->timed)
 		fprintf(fp, "total runtime: %.2fs.\n", secs);

@@ -14,7 +14,7 @@
 #include <string.h>
 
 /* heaptrack_print's figures with a sign: 2.00K, -67.54K, -3, 0B. */
-static const char *fmt_delta(int64_t v, bool bytes, char buf[40])
+const char *cli_heap_fmt(int64_t v, bool bytes, char buf[40])
 {
 	static const char units[] = "BKMGTPE";
 	uint64_t m = v < 0 ? -(uint64_t)v : (uint64_t)v;
@@ -46,8 +46,8 @@ static void put_change(FILE *fp, rt_hp_cost_type type, const rt_hp_cost *b, cons
 {
 	char d[40], x[40], y[40];
 	bool by = is_bytes(type);
-	fprintf(fp, "%s (%s -> %s)", fmt_delta(rt_hp_cost_delta(b, a, type), by, d),
-		fmt_delta((int64_t)rt_hp_cost_of(b, type), by, x), fmt_delta((int64_t)rt_hp_cost_of(a, type), by, y));
+	fprintf(fp, "%s (%s -> %s)", cli_heap_fmt(rt_hp_cost_delta(b, a, type), by, d),
+		cli_heap_fmt((int64_t)rt_hp_cost_of(b, type), by, x), cli_heap_fmt((int64_t)rt_hp_cost_of(a, type), by, y));
 }
 
 /* The innermost frame of a key: its text after the last ';'. */
@@ -100,15 +100,6 @@ static int cmp_dgroup_w(const void *a, const void *b)
 	return (x->first > y->first) - (x->first < y->first);
 }
 
-static void add_cost(rt_hp_cost *to, const rt_hp_cost *c)
-{
-	to->allocations += c->allocations;
-	to->temporary += c->temporary;
-	to->bytes += c->bytes;
-	to->peak += c->peak;
-	to->leaked += c->leaked;
-}
-
 /* Entries grouped by innermost frame (one group per stack with --stacks). */
 static void build(dreport *r, const rt_hp_diff *d)
 {
@@ -125,8 +116,8 @@ static void build(dreport *r, const rt_hp_diff *d)
 			r->g[r->ng++] = (dgroup){i, 0, {0}, {0}, 0};
 		dgroup *g = &r->g[r->ng - 1];
 		g->n++;
-		add_cost(&g->before, &r->e[i].e->before);
-		add_cost(&g->after, &r->e[i].e->after);
+		rt_hp_cost_add(&g->before, &r->e[i].e->before);
+		rt_hp_cost_add(&g->after, &r->e[i].e->after);
 	}
 }
 
@@ -210,7 +201,7 @@ static void print_summary(FILE *fp, const rt_hp_summary *b, const rt_hp_summary 
 	}
 	char x[40];
 	fprintf(fp, "leaked blocks: %s (%" PRIu64 " -> %" PRIu64 ")\n",
-		fmt_delta((int64_t)(a->leaked_blocks - b->leaked_blocks), false, x), b->leaked_blocks,
+		cli_heap_fmt((int64_t)(a->leaked_blocks - b->leaked_blocks), false, x), b->leaked_blocks,
 		a->leaked_blocks);
 }
 
@@ -273,6 +264,6 @@ bool cli_heap_grown(const cli_heap_growth *g, const rt_hp_summary *b, const rt_h
 		return false;
 	char d[40];
 	snprintf(why, n, "%s grew by %s (%" PRIu64 " -> %" PRIu64 "), more than %g%s", what[g->type],
-		 fmt_delta((int64_t)(y - x), is_bytes(g->type), d), x, y, g->amount, g->percent ? "%" : "");
+		 cli_heap_fmt((int64_t)(y - x), is_bytes(g->type), d), x, y, g->amount, g->percent ? "%" : "");
 	return true;
 }

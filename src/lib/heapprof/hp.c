@@ -357,6 +357,15 @@ uint64_t rt_hp_cost_of(const rt_hp_cost *c, rt_hp_cost_type type)
 	return 0;
 }
 
+void rt_hp_cost_add(rt_hp_cost *to, const rt_hp_cost *c)
+{
+	to->allocations += c->allocations;
+	to->temporary += c->temporary;
+	to->bytes += c->bytes;
+	to->peak += c->peak;
+	to->leaked += c->leaked;
+}
+
 bool rt_hp_parse_cost(const char *name, rt_hp_cost_type *type)
 {
 	for (size_t i = 0; i < sizeof cost_names / sizeof *cost_names; i++)

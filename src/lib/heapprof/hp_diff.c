@@ -133,15 +133,6 @@ static int cmp_side_site(const void *a, const void *b)
 	return (x->site > y->site) - (x->site < y->site);
 }
 
-static void add_cost(rt_hp_cost *to, const rt_hp_cost *c)
-{
-	to->allocations += c->allocations;
-	to->temporary += c->temporary;
-	to->bytes += c->bytes;
-	to->peak += c->peak;
-	to->leaked += c->leaked;
-}
-
 /* Folds the sorted pairs into entries, one per distinct key. */
 static void fold(rt_hp_diff *d, side_site *v, size_t nv, const rt_hp *const h[2])
 {
@@ -154,7 +145,7 @@ static void fold(rt_hp_diff *d, side_site *v, size_t nv, const rt_hp *const h[2]
 		size_t *site = v[i].side ? &e->after_site : &e->before_site;
 		if (*site == SIZE_MAX)
 			*site = v[i].site;
-		add_cost(v[i].side ? &e->after : &e->before, &rt_hp_site_at(h[v[i].side], v[i].site)->cost);
+		rt_hp_cost_add(v[i].side ? &e->after : &e->before, &rt_hp_site_at(h[v[i].side], v[i].site)->cost);
 	}
 }
 
