@@ -75,13 +75,18 @@ if command -v heaptrack > /dev/null && command -v heaptrack_print > /dev/null; t
     [ "$(value "$label" sel.out)" = "$(value "$label" r.out)" ] && [ -n "$(value "$label" r.out)" ] && ok ||
       bad "--calls=2- exported, $label: heaptrack_print '$(value "$label" sel.out)', rtrace heap '$(value "$label" r.out)'"
   done
+  # the first site of each list: its figure and its function
+  first() { sed -n "/^$1/,\$p" "$2" | sed -n '2,3p' | sed -E 's/^([0-9][0-9.]*[KMG]?B?) .*/\1/; s/^([A-Za-z_]+).*/\1/' | tr '\n' ' '; }
+  # (heaptrack_print's peak of a site is what it held at the whole
+  # program's peak: the selection's own peak only for peak())
   for fn in temporaries grow peak; do
     heaptrack_print --filter-bt-function=$fn -f "$ht" > h.out 2>&1
     "$RTRACE" heap --filter-bt-function=$fn "$trace" > r.out
-    # the first site of each list: its figure and its function
-    for title in 'MOST CALLS TO ALLOCATION FUNCTIONS' 'MOST TEMPORARY ALLOCATIONS'; do
-      h=$(sed -n "/^$title/,\$p" h.out | sed -n '2,3p' | sed -E 's/^([0-9]+) .*/\1/; s/^([A-Za-z_]+).*/\1/' | tr '\n' ' ')
-      r=$(sed -n "/^$title/,\$p" r.out | sed -n '2,3p' | sed -E 's/^([0-9]+) .*/\1/; s/^([A-Za-z_]+).*/\1/' | tr '\n' ' ')
+    titles='MOST CALLS TO ALLOCATION FUNCTIONS:MOST TEMPORARY ALLOCATIONS'
+    [ $fn = peak ] && titles="PEAK MEMORY CONSUMERS:$titles"
+    IFS=: read -ra list <<< "$titles"
+    for title in "${list[@]}"; do
+      h=$(first "$title" h.out) r=$(first "$title" r.out)
       [ -n "$h" ] && [ "$h" = "$r" ] && ok || bad "$fn, $title: heaptrack_print '$h', rtrace heap '$r'"
     done
   done
