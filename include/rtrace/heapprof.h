@@ -161,6 +161,8 @@ typedef struct rt_hp_filter_opts {
 	uint64_t from_us, to_us;
 	bool by_context;                 /* allocations made in a context of context_mask */
 	uint32_t context_mask;           /* 0: made in no context */
+	const char *context_name;        /* by_context: the context of this name (registry
+					  * of the trace), not context_mask; NULL: none */
 	const char *resource;            /* the resource type profiled; NULL: "memory" */
 	const char *bt_function;         /* a function whose name holds this text is on the stack */
 	const rt_resolve_opts *resolve; /* names unknown to the trace are resolved so;

@@ -46,7 +46,7 @@ static const cli_option options[] = {
 	{0, "time", "=FROM-TO", OPT_TIME, "only allocations made FROM to TO seconds after\n"
 					  "the first call (either may be left out)"},
 	{0, "context", "=MASK", OPT_CONTEXT, "only allocations made in a context of MASK\n"
-					     "(0: in none)"},
+					     "(0: in none), or in the context so named"},
 	{0, "resource", "=TYPE", OPT_RESOURCE, "profile resource TYPE (default memory): mmap,\n"
 					       "fd, ... as the trace names them"},
 	{0, "filter-bt-function", "=NAME", OPT_BT_FUNCTION, "\nonly allocations with a function whose name\n"
@@ -149,10 +149,13 @@ static bool filter_option(heap_opts *o, int c, const char *arg)
 	case OPT_CALLS: parse_range(arg, "--calls", false, &f->from_index, &f->to_index); f->by_index = true; break;
 	case OPT_TIME: parse_range(arg, "--time", true, &f->from_us, &f->to_us); f->by_time = true; break;
 	case OPT_CONTEXT:
-		if (!cli_parse_u64(arg, 0, &v) || v > UINT32_MAX)
-			cli_die_usage("heap", "invalid --context '%s': expected a context mask", arg);
+		if (!*arg || (cli_parse_u64(arg, 0, &v) && v > UINT32_MAX))
+			cli_die_usage("heap", "invalid --context '%s': expected a context mask or name", arg);
 		f->by_context = true;
-		f->context_mask = (uint32_t)v;
+		if (cli_parse_u64(arg, 0, &v))
+			f->context_mask = (uint32_t)v;
+		else
+			f->context_name = arg;
 		break;
 	case OPT_RESOURCE:
 		if (!*arg)

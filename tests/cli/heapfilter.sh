@@ -50,6 +50,8 @@ trace=$(ls "$TMP"/tp_context-*.rtrace | head -1)
 expect "--context=1" "3 0 5000 5000" --context=1
 expect "--context=2" "2 0 5000 5000" --context=2
 expect "--context=3" "4 0 7000 7000" --context=3
+expect "--context='second context'" "2 0 5000 5000" "--context=second context"
+expect "--context=nameless" "0 0 0 0" --context=nameless
 
 # another resource: the descriptors of tp_fds, one "byte" each
 "$RTRACE" run -m memory,fd -o "$TMP" -- "$PROGRAMS/tp_fds" > /dev/null 2>&1

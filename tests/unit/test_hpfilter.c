@@ -120,7 +120,14 @@ static void context_and_resource(void **state)
 	check(h, 2, 400, 300, 1); /* 0x10 and 0x30; 0x10 freed in another context */
 	rt_hp_free(h);
 	rt_trace_free(t);
-	o.context_mask = 0; /* no context: 0x40 */
+	char named[1024];
+	snprintf(named, sizeof named, "@ 2 : parse\n%s", body); /* by name: 0x20, 0x30 */
+	o = (rt_hp_filter_opts){.by_context = true, .context_name = "parse"};
+	h = profile(named, &o, &t);
+	check(h, 2, 500, 500, 0);
+	rt_hp_free(h);
+	rt_trace_free(t);
+	o = (rt_hp_filter_opts){.by_context = true, .context_mask = 0}; /* no context: 0x40 */
 	h = profile(body, &o, &t);
 	check(h, 1, 400, 400, 0);
 	rt_hp_free(h);

@@ -25,7 +25,7 @@ enum { BT_UNKNOWN, BT_IN, BT_OUT };
 
 struct rt_hp_filter {
 	rt_hp_filter_opts o;
-	char *resource, *function; /* the copies o points to */
+	char *resource, *function, *context; /* the copies o points to */
 	rt_resolve_opts ropts;
 	bool resolve;
 	rt_resolver **res; /* one per state of the map, oldest first */
@@ -48,6 +48,7 @@ rt_hp_filter *rt_hp_filter_new(const rt_hp_filter_opts *o)
 	f->o = *o;
 	f->o.resource = f->resource = dup_or_null(o->resource);
 	f->o.bt_function = f->function = dup_or_null(o->bt_function);
+	f->o.context_name = f->context = dup_or_null(o->context_name);
 	if (o->resolve) {
 		f->ropts = *o->resolve;
 		f->resolve = true;
@@ -65,6 +66,7 @@ void rt_hp_filter_free(rt_hp_filter *f)
 	free(f->res);
 	free(f->resource);
 	free(f->function);
+	free(f->context);
 	free(f->bt);
 	free(f);
 }
@@ -150,14 +152,28 @@ bool rt_hp_filter_past(const rt_hp_filter *f, const rt_call *c, uint64_t rel_us)
 	return (f->o.by_index && c->index > f->o.to_index) || (f->o.by_time && rel_us >= f->o.to_us);
 }
 
+/* The mask of the context named name: looked up until the trace's
+ * registry has it (a context is registered before any call is made in
+ * it); 0 until then, which selects nothing of a named context. */
+static uint32_t named_mask(rt_hp_filter *f, const rt_trace *t)
+{
+	if (!f->o.context_mask)
+		for (size_t i = 0; i < rt_trace_context_count(t); i++)
+			if (!strcmp(rt_trace_context_at(t, i)->name, f->o.context_name))
+				f->o.context_mask = rt_trace_context_at(t, i)->id;
+	return f->o.context_mask;
+}
+
 bool rt_hp_filter_alloc(rt_hp_filter *f, const rt_trace *t, const rt_call *c, uint64_t rel_us)
 {
 	const rt_hp_filter_opts *o = &f->o;
+	if (o->by_context && o->context_name && !(c->context & named_mask(f, t)))
+		return false;
 	if (o->by_index && (c->index < o->from_index || c->index > o->to_index))
 		return false;
 	if (o->by_time && (rel_us < o->from_us || rel_us >= o->to_us))
 		return false;
-	if (o->by_context && (o->context_mask ? !(c->context & o->context_mask) : c->context != 0))
+	if (o->by_context && !o->context_name && (o->context_mask ? !(c->context & o->context_mask) : c->context != 0))
 		return false;
 	return rt_hp_filter_bt(f, t, c->bt, c->index);
 }
