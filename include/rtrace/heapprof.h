@@ -7,6 +7,7 @@
 #define RTRACE_HEAPPROF_H
 
 #include "rtrace/export.h"
+#include "rtrace/resolve.h"
 #include "rtrace/trace.h"
 
 #include <stdint.h>
@@ -58,7 +59,7 @@ typedef struct rt_hp rt_hp;
 RTRACE_API rt_hp *rt_hp_new(void);
 RTRACE_API void rt_hp_free(rt_hp *h);
 /* Accounts call c of trace t (allocations and releases of the "memory"
- * resource; other calls are ignored). c is not kept: its arguments are
+ * resource, or of the filter's; other calls are ignored). c is not kept: its arguments are
  * released. Calls come in record order. */
 RTRACE_API void rt_hp_feed(rt_hp *h, rt_trace *t, const rt_call *c);
 /* Closes the pass: the leaked and peak costs of each site. Call once,
@@ -87,6 +88,8 @@ typedef void (*rt_hp_listener)(void *ctx, const rt_hp_event *e);
 RTRACE_API void rt_hp_set_listener(rt_hp *h, rt_hp_listener fn, void *ctx);
 /* A cost by type ("allocations", "temporary", "bytes", "peak", "leaked"). */
 RTRACE_API uint64_t rt_hp_cost_of(const rt_hp_cost *c, rt_hp_cost_type type);
+/* Adds each cost of c to to's. */
+RTRACE_API void rt_hp_cost_add(rt_hp_cost *to, const rt_hp_cost *c);
 /* Parses a cost type name; false when it is none. */
 RTRACE_API bool rt_hp_parse_cost(const char *name, rt_hp_cost_type *type);
 
@@ -141,6 +144,75 @@ RTRACE_API bool rt_hp_parse_time_unit(const char *name, rt_hp_time_unit *unit);
  * resolution): cmd is the traced command line, desc a description. */
 RTRACE_API int rt_hp_write_massif(const rt_hp_massif *m, const rt_hp *h, const rt_trace *t, rt_hp_time_unit unit,
 				  const char *cmd, const char *desc, FILE *fp);
+
+/* Selections of a heap profile (hp_filter.c), applied while the calls
+ * are fed: the profile of a selection is the profile of a trace that
+ * held only the selected allocations and their releases (temporary
+ * allocations and the peak are the selection's own). Allocations are
+ * selected by when they were made (a call-index or time range), the
+ * context they were made in, the resource type, and a function on their
+ * stack. A range closes the profile at its end: blocks still allocated
+ * then are its leaks, as in heaptrack_gui's "filter in on selection";
+ * releases of blocks allocated before the range count for nothing. */
+typedef struct rt_hp_filter_opts {
+	bool by_index;                   /* allocations of calls [from_index, to_index] */
+	uint64_t from_index, to_index;
+	bool by_time;                    /* allocations made [from_us, to_us) after the first call */
+	uint64_t from_us, to_us;
+	bool by_context;                 /* allocations made in a context of context_mask */
+	uint32_t context_mask;           /* 0: made in no context */
+	const char *context_name;        /* by_context: the context of this name (registry
+					  * of the trace), not context_mask; NULL: none */
+	const char *resource;            /* the resource type profiled; NULL: "memory" */
+	const char *bt_function;         /* a function whose name holds this text is on the stack */
+	const rt_resolve_opts *resolve; /* names unknown to the trace are resolved so;
+					 * NULL: only the trace's names */
+} rt_hp_filter_opts;
+
+typedef struct rt_hp_filter rt_hp_filter;
+
+/* A filter of o (copied, strings too); NULL when o's resource is "". */
+RTRACE_API rt_hp_filter *rt_hp_filter_new(const rt_hp_filter_opts *o);
+RTRACE_API void rt_hp_filter_free(rt_hp_filter *f);
+/* Has h feed only what f selects; f must outlive h's pass. */
+RTRACE_API void rt_hp_set_filter(rt_hp *h, rt_hp_filter *f);
+/* Whether f selects allocation c of t, made rel_us after the first call. */
+RTRACE_API bool rt_hp_filter_alloc(rt_hp_filter *f, const rt_trace *t, const rt_call *c, uint64_t rel_us);
+/* Whether c, made rel_us after the first call, is past f's ranges. */
+RTRACE_API bool rt_hp_filter_past(const rt_hp_filter *f, const rt_call *c, uint64_t rel_us);
+/* Whether res_type is f's resource type (f NULL: memory; 0, untyped, is memory). */
+RTRACE_API bool rt_hp_filter_resource(const rt_hp_filter *f, const rt_trace *t, uint8_t res_type);
+/* Whether backtrace bt holds a function named with f's text (true without one). */
+RTRACE_API bool rt_hp_filter_bt(rt_hp_filter *f, const rt_trace *t, uint32_t bt, uint64_t call_index);
+
+/* Two profiles of one program compared call site by call site
+ * (hp_diff.c). Sites are matched by their resolved stacks, not by
+ * addresses (which ASLR and rebuilds move): each frame is its function,
+ * source file name and line (inlined functions included) and module
+ * name, or the module name and the offset in it when unresolved; the
+ * sites of one profile whose stacks read the same add up. */
+typedef struct rt_hp_diff_entry {
+	const char *key;            /* the stack, outermost frame first, ';' between */
+	size_t before_site;         /* a site of the first profile, SIZE_MAX: none */
+	size_t after_site;          /* a site of the second profile, SIZE_MAX: none */
+	rt_hp_cost before, after;   /* the costs of the stack in each */
+} rt_hp_diff_entry;
+
+typedef struct rt_hp_diff rt_hp_diff;
+
+/* Matches the sites of before (profile of tb) with those of after (of ta),
+ * both finished and resolved. Entries come sorted by key. */
+RTRACE_API rt_hp_diff *rt_hp_diff_new(const rt_hp *before, const rt_trace *tb, const rt_hp *after,
+				      const rt_trace *ta);
+RTRACE_API void rt_hp_diff_free(rt_hp_diff *d);
+RTRACE_API size_t rt_hp_diff_count(const rt_hp_diff *d);
+RTRACE_API const rt_hp_diff_entry *rt_hp_diff_at(const rt_hp_diff *d, size_t i);
+/* after's cost minus before's, of one type. */
+RTRACE_API int64_t rt_hp_cost_delta(const rt_hp_cost *before, const rt_hp_cost *after, rt_hp_cost_type type);
+/* Writes the diff as flamegraph.pl's difffolded input ("stack before
+ * after" per line), weighted by type; stacks of 0 on both sides are left
+ * out. 0 or -errno. */
+RTRACE_API int rt_hp_diff_write_folded(const rt_hp_diff *d, rt_hp_cost_type type, FILE *fp);
 
 #ifdef __cplusplus
 }

@@ -139,6 +139,9 @@ bool cli_resolve_option(cli_resolve_opts *o, const char *cmd, int c, const char 
 bool cli_resolve_opts_given(const cli_resolve_opts *o);
 /* Resolves t's backtraces; unreadable modules are warnings. */
 void cli_resolve(rt_trace *t, const cli_resolve_opts *o);
+/* The resolver's options of o as cli_resolve gives them, into *ro (also
+ * returned); *cache: a string of theirs to free after. */
+const rt_resolve_opts *cli_resolve_opts_for(const cli_resolve_opts *o, rt_resolve_opts *ro, char **cache);
 void cli_resolve_opts_free(cli_resolve_opts *o);
 
 /* suppressions.c: adds the suppressions of the file at path to set (a
@@ -165,6 +168,26 @@ void cli_xml_protocol_note(const rt_trace *t, unsigned protocol);
  * findings built with vg. 0 or -errno. */
 int cli_write_sarif(const rt_trace *const *t, size_t n, int fd, const char *source_root,
 		    const rt_vgxml_write_opts *vg);
+
+/* heap_diff.c: rtrace heap --diff's report of d (made from the profiles
+ * before and after), and its --fail-if-grown thresholds. */
+typedef struct cli_heap_diff_opts {
+	uint64_t limit, sub_limit; /* sites per list, stacks per merged site */
+	bool stacks;               /* a site per stack, not merged */
+} cli_heap_diff_opts;
+int cli_heap_diff_report(FILE *fp, const rt_hp_diff *d, const rt_hp *before, const rt_hp *after,
+			 const cli_heap_diff_opts *o);
+typedef struct cli_heap_growth {
+	rt_hp_cost_type type;
+	double amount;
+	bool percent; /* amount is a percentage of the first trace's total */
+} cli_heap_growth;
+bool cli_heap_parse_growth(const char *arg, cli_heap_growth *g);
+/* v as heaptrack_print prints figures: bytes "2.00K", "-67.54K", "0B";
+ * counts "-3". buf: 40 bytes. */
+const char *cli_heap_fmt(int64_t v, bool bytes, char buf[40]);
+bool cli_heap_grown(const cli_heap_growth *g, const rt_hp_summary *b, const rt_hp_summary *a, char *why,
+		    size_t n);
 
 int cmd_annotate(int argc, char **argv);
 int cmd_postproc(int argc, char **argv);

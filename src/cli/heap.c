@@ -5,7 +5,9 @@
  * allocation site is given to the resolver, and the sites are reported
  * (merged by allocating function, as heaptrack_print does, or per
  * backtrace) or written as collapsed stacks for flame graphs, or as
- * valgrind massif's output, whose snapshots are taken during the pass. */
+ * valgrind massif's output, whose snapshots are taken during the pass.
+ * Filters (rt_hp_filter) select the allocations fed, for every output;
+ * --diff profiles two traces the same way and hands both to heap_diff.c. */
 #include "cli.h"
 #include "rtrace/rtrace.h"
 
@@ -19,6 +21,9 @@
 #include <unistd.h>
 
 enum { OPT_NO_RESOLVE = 256, OPT_COLLAPSED, OPT_STACKS, OPT_HEAPTRACK, OPT_MASSIF, OPT_TIME_UNIT };
+enum { OPT_DIFF = 0x2000, OPT_GROWN, OPT_CALLS, OPT_TIME, OPT_CONTEXT, OPT_RESOURCE, OPT_BT_FUNCTION };
+/* --fail-if-grown's exit status: the comparison was made, something grew */
+enum { HEAP_EXIT_GROWN = 3 };
 
 static const cli_option options[] = {
 	{'n', "limit", " N", 'n', "call sites in each list (default 10)"},
@@ -36,6 +41,20 @@ static const cli_option options[] = {
 	{0, "time-unit", "=UNIT", OPT_TIME_UNIT, "massif's time: i (calls), ms or B (bytes\n"
 						 "allocated and freed); default ms if timed, else i"},
 	{'o', "output", " FILE", 'o', "write FILE (default: standard output)"},
+	{0, "calls", "=FROM-TO", OPT_CALLS, "only allocations of calls FROM to TO (call\n"
+					     "indices; either may be left out)"},
+	{0, "time", "=FROM-TO", OPT_TIME, "only allocations made FROM to TO seconds after\n"
+					  "the first call (either may be left out)"},
+	{0, "context", "=MASK", OPT_CONTEXT, "only allocations made in a context of MASK\n"
+					     "(0: in none), or in the context so named"},
+	{0, "resource", "=TYPE", OPT_RESOURCE, "profile resource TYPE (default memory): mmap,\n"
+					       "fd, ... as the trace names them"},
+	{0, "filter-bt-function", "=NAME", OPT_BT_FUNCTION, "\nonly allocations with a function whose name\n"
+							    "holds NAME on their stack"},
+	{0, "diff", NULL, OPT_DIFF, "compare two traces, OLD and NEW: the change of\n"
+				    "each call site and of the summary"},
+	{0, "fail-if-grown", "=COST:AMOUNT", OPT_GROWN, "\nwith --diff, exit 3 when COST's total grew by\n"
+							"more than AMOUNT (a number, K, M, G, or N%)"},
 	{0, "no-resolve", NULL, OPT_NO_RESOLVE, "keep addresses unresolved"},
 	CLI_RESOLVE_OPTIONS("look for separate debug info in DIR too (repeatable)",
 			    "resolve against DIR, a copy of the traced machine's\n"
@@ -47,6 +66,7 @@ static const cli_option options[] = {
 static const cli_command command = {
 	"heap",
 	"usage: rtrace heap [options] TRACE\n"
+	"       rtrace heap --diff [options] OLD NEW\n"
 	"\n"
 	"Heap profile of a trace, in heaptrack_print's terms: allocation calls,\n"
 	"temporary allocations (freed with no allocation in between), the peak\n"
@@ -56,7 +76,8 @@ static const cli_command command = {
 	"\n",
 	options, sizeof options / sizeof *options, 28,
 	"\n"
-	"Exit status: 0 ok, 1 bad input or I/O error, 2 bad command line.\n",
+	"Exit status: 0 ok, 1 bad input or I/O error, 2 bad command line,\n"
+	"3 a total grew past --fail-if-grown.\n",
 	false,
 };
 
@@ -67,6 +88,14 @@ typedef struct heap_opts {
 	rt_hp_cost_type cost;
 	rt_hp_time_unit time_unit;
 	cli_resolve_opts res;
+	rt_hp_filter_opts filter;
+	bool filtered, diff;
+	const char *old_input; /* --diff: the first trace */
+	cli_heap_growth grown[8];
+	size_t ngrown;
+	rt_resolve_opts ropts; /* the filter's resolver, once made */
+	char *rcache;
+	bool has_ropts;
 } heap_opts;
 
 static uint64_t parse_count(const char *arg, const char *opt)
@@ -75,6 +104,78 @@ static uint64_t parse_count(const char *arg, const char *opt)
 	if (!cli_parse_u64(arg, 10, &v))
 		cli_die_usage("heap", "invalid %s '%s': expected a number", opt, arg);
 	return v;
+}
+
+/* One bound of a range: a call index, or seconds as microseconds. */
+static bool parse_bound(const char *s, size_t n, bool secs, uint64_t *v)
+{
+	char buf[64];
+	if (!n || n >= sizeof buf)
+		return false;
+	memcpy(buf, s, n);
+	buf[n] = 0;
+	if (!secs)
+		return cli_parse_u64(buf, 10, v);
+	char *end;
+	double d = strtod(buf, &end);
+	if (*end || !(d >= 0) || d > 1.8e13 || buf[0] == '-' || buf[0] == '+')
+		return false;
+	*v = (uint64_t)(d * 1e6 + 0.5);
+	return true;
+}
+
+/* FROM-TO, either left out: [*from, *to] (open ends 0 and UINT64_MAX). */
+static void parse_range(const char *arg, const char *opt, bool secs, uint64_t *from, uint64_t *to)
+{
+	const char *dash = strchr(arg, '-');
+	*from = 0;
+	*to = UINT64_MAX;
+	bool ok = dash && (dash > arg || dash[1]);
+	if (ok && dash > arg)
+		ok = parse_bound(arg, (size_t)(dash - arg), secs, from);
+	if (ok && dash[1])
+		ok = parse_bound(dash + 1, strlen(dash + 1), secs, to);
+	if (!ok || *from > *to)
+		cli_die_usage("heap", "invalid %s '%s': expected FROM-TO (%s; either may be left out)", opt, arg,
+			      secs ? "seconds" : "call indices");
+}
+
+/* The filter options; false when c is none of them. */
+static bool filter_option(heap_opts *o, int c, const char *arg)
+{
+	rt_hp_filter_opts *f = &o->filter;
+	uint64_t v;
+	switch (c) {
+	case OPT_CALLS: parse_range(arg, "--calls", false, &f->from_index, &f->to_index); f->by_index = true; break;
+	case OPT_TIME: parse_range(arg, "--time", true, &f->from_us, &f->to_us); f->by_time = true; break;
+	case OPT_CONTEXT:
+		if (!*arg || (cli_parse_u64(arg, 0, &v) && v > UINT32_MAX))
+			cli_die_usage("heap", "invalid --context '%s': expected a context mask or name", arg);
+		f->by_context = true;
+		if (cli_parse_u64(arg, 0, &v))
+			f->context_mask = (uint32_t)v;
+		else
+			f->context_name = arg;
+		break;
+	case OPT_RESOURCE:
+		if (!*arg)
+			cli_die_usage("heap", "invalid --resource '': expected a resource type");
+		f->resource = arg;
+		break;
+	case OPT_BT_FUNCTION: f->bt_function = arg; break;
+	default: return false;
+	}
+	o->filtered = true;
+	return true;
+}
+
+static void parse_growth(heap_opts *o, const char *arg)
+{
+	if (o->ngrown == sizeof o->grown / sizeof *o->grown)
+		cli_die_usage("heap", "too many --fail-if-grown (at most %zu)", o->ngrown);
+	if (!cli_heap_parse_growth(arg, &o->grown[o->ngrown++]))
+		cli_die_usage("heap", "invalid --fail-if-grown '%s': expected COST:AMOUNT, COST one of allocations, "
+			  "temporary, bytes, peak, leaked, AMOUNT a number (K, M, G) or N%%", arg);
 }
 
 static void parse_options(int argc, char **argv, heap_opts *o)
@@ -101,9 +202,22 @@ static void parse_options(int argc, char **argv, heap_opts *o)
 			if (!rt_hp_parse_time_unit(optarg, &o->time_unit))
 				cli_die_usage("heap", "invalid time unit '%s': expected i, ms or B", optarg);
 			break;
-		default: cli_resolve_option(&o->res, "heap", c, optarg); break;
+		case OPT_DIFF: o->diff = true; break;
+		case OPT_GROWN: parse_growth(o, optarg); break;
+		default:
+			if (!filter_option(o, c, optarg))
+				cli_resolve_option(&o->res, "heap", c, optarg);
+			break;
 		}
 	}
+	if (o->ngrown && !o->diff)
+		cli_die_usage("heap", "--fail-if-grown compares two traces: give --diff OLD NEW");
+	if (o->diff && (o->heaptrack || o->massif))
+		cli_die_usage("heap", "--diff writes a report or collapsed stacks, not --heaptrack or --massif");
+	if (o->diff && optind + 2 != argc)
+		cli_die_usage("heap", "--diff takes two traces: OLD NEW");
+	if (o->diff)
+		o->old_input = argv[optind++];
 	if (o->heaptrack && o->collapsed)
 		cli_die_usage("heap", "--heaptrack and --collapsed are two outputs: give one");
 	if (o->massif && o->collapsed)
@@ -139,18 +253,18 @@ static void on_warning(void *ctx, const rt_diag *d)
 }
 
 /* One pass over the trace into h; -1 when nothing usable was read. */
-static int read_profile(rt_trace *t, rt_hp *h, rt_hp_massif *m, const heap_opts *o)
+static int read_profile(rt_trace *t, rt_hp *h, rt_hp_massif *m, const char *input)
 {
-	bool is_stdin = !strcmp(o->input, "-");
-	int fd = is_stdin ? STDIN_FILENO : open(o->input, O_RDONLY | O_CLOEXEC);
+	bool is_stdin = !strcmp(input, "-");
+	int fd = is_stdin ? STDIN_FILENO : open(input, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		cli_die("cannot open '%s': %s", o->input, strerror(errno));
+		cli_die("cannot open '%s': %s", input, strerror(errno));
 	sink s = {h, m, 0};
 	rt_read_opts ro = {0, on_call, on_warning, &s};
 	rt_read_stats st;
 	rt_diag err;
 	enum cli_format format;
-	int rc = cli_read_input(t, fd, is_stdin ? "<stdin>" : o->input, &ro, &st, &err, &format);
+	int rc = cli_read_input(t, fd, is_stdin ? "<stdin>" : input, &ro, &st, &err, &format);
 	if (!is_stdin)
 		close(fd);
 	cli_warnings_end(s.warnings);
@@ -158,7 +272,7 @@ static int read_profile(rt_trace *t, rt_hp *h, rt_hp_massif *m, const heap_opts 
 	if (rc)
 		cli_diag_error(&err);
 	if (format == CLI_VGXML) {
-		cli_error("%s is Valgrind XML: it has no allocation calls to profile", o->input);
+		cli_error("%s is Valgrind XML: it has no allocation calls to profile", input);
 		return -1;
 	}
 	if (rc && rt_trace_header_count(t) == 0)
@@ -189,20 +303,9 @@ static void resolve_sites(rt_trace *t, rt_hp *h, const heap_opts *o)
 
 
 /* Bytes as heaptrack_print prints them: 1000B, 2.00K, 158.12K. */
-static const char *fmt_bytes(uint64_t v, char buf[32])
+static const char *fmt_bytes(uint64_t v, char buf[40])
 {
-	static const char units[] = "BKMGTPE";
-	double d = (double)v;
-	size_t u = 0;
-	while (d > 1000 && u + 1 < sizeof units - 1) {
-		d /= 1000;
-		u++;
-	}
-	if (u)
-		snprintf(buf, 32, "%.2f%c", d, units[u]);
-	else
-		snprintf(buf, 32, "%" PRIu64 "B", v);
-	return buf;
+	return cli_heap_fmt((int64_t)v, true, buf);
 }
 
 /* "func (file:line)", "func (in module)" or "0xADDR (in module)": the
@@ -271,15 +374,6 @@ static int cmp_group_w(const void *a, const void *b)
 	return (x->first > y->first) - (x->first < y->first);
 }
 
-static void add_cost(rt_hp_cost *to, const rt_hp_cost *c)
-{
-	to->allocations += c->allocations;
-	to->temporary += c->temporary;
-	to->bytes += c->bytes;
-	to->peak += c->peak;
-	to->leaked += c->leaked;
-}
-
 /* Entries sorted by key, grouped (one group per entry with --stacks). */
 static void build_groups(report *r, bool stacks)
 {
@@ -304,7 +398,7 @@ static void build_groups(report *r, bool stacks)
 			r->g[r->ng++] = (group){i, 0, {0}, 0};
 		group *g = &r->g[r->ng - 1];
 		g->n++;
-		add_cost(&g->cost, &rt_hp_site_at(r->h, r->e[i].site)->cost);
+		rt_hp_cost_add(&g->cost, &rt_hp_site_at(r->h, r->e[i].site)->cost);
 	}
 }
 
@@ -322,7 +416,7 @@ static void print_callers(const report *r, uint32_t bt, const char *indent)
 
 static void print_cost(const report *r, rt_hp_cost_type type, const rt_hp_cost *c, bool sub)
 {
-	char a[32];
+	char a[40];
 	const char *what = sub ? "" : " to allocation functions";
 	switch (type) {
 	case RT_HP_PEAK: fprintf(r->fp, "%s peak consumption", fmt_bytes(c->peak, a)); break;
@@ -390,7 +484,7 @@ static void print_verdicts(FILE *fp, const rt_trace *t)
 static void print_summary(FILE *fp, const rt_trace *t, const rt_hp *h)
 {
 	const rt_hp_summary *s = rt_hp_get_summary(h);
-	char a[32], b[32];
+	char a[40], b[40];
 	double secs = s->timed ? (double)(s->last_us - s->first_us) / 1e6 : 0;
 	if (s->timed)
 		fprintf(fp, "total runtime: %.2fs.\n", secs);
@@ -400,7 +494,7 @@ static void print_summary(FILE *fp, const rt_trace *t, const rt_hp *h)
 	fprintf(fp, "temporary memory allocations: %" PRIu64 "\n", s->total.temporary);
 	fprintf(fp, "peak heap memory consumption: %s (%" PRIu64 " bytes, at call %" PRIu64, fmt_bytes(s->total.peak, a),
 		s->total.peak, s->peak_index);
-	if (s->timed)
+	if (s->timed && s->total.peak) /* no peak (nothing selected): no time */
 		fprintf(fp, ", after %.3fs", (double)(s->peak_us - s->first_us) / 1e6);
 	fprintf(fp, ")\npeak RSS: not recorded\n");
 	fprintf(fp, "total memory leaked: %s (%" PRIu64 " bytes in %" PRIu64 " blocks)\n", fmt_bytes(s->total.leaked, b),
@@ -464,17 +558,101 @@ static int write_massif(const rt_hp_massif *m, const rt_hp *h, const rt_trace *t
 	return rt_hp_write_massif(m, h, t, o->time_unit, rt_trace_header(t, "process"), desc, fp);
 }
 
+/* The filter of the options, NULL without one. Names for
+ * --filter-bt-function come from the resolver, as the report's do. */
+static rt_hp_filter *make_filter(heap_opts *o)
+{
+	if (!o->filtered)
+		return NULL;
+	if (!o->no_resolve && !o->has_ropts)
+		o->filter.resolve = cli_resolve_opts_for(&o->res, &o->ropts, &o->rcache);
+	o->has_ropts = true;
+	return rt_hp_filter_new(&o->filter);
+}
+
+/* --fail-if-grown: each threshold passed is told; true if any was. */
+static bool grown(const heap_opts *o, const rt_hp *before, const rt_hp *after)
+{
+	bool any = false;
+	char why[256];
+	for (size_t i = 0; i < o->ngrown; i++)
+		if (cli_heap_grown(&o->grown[i], rt_hp_get_summary(before), rt_hp_get_summary(after), why,
+				   sizeof why)) {
+			cli_error("%s", why);
+			any = true;
+		}
+	return any;
+}
+
+/* Both traces profiled with the same filters and resolved, their sites
+ * matched: the diff's report or its folded stacks, then the thresholds. */
+static int heap_diff(heap_opts *o, FILE *fp)
+{
+	const char *in[2] = {o->old_input, o->input};
+	rt_trace *t[2];
+	rt_hp *h[2];
+	rt_hp_filter *f[2];
+	int rc = 0;
+	for (int i = 0; i < 2; i++) {
+		t[i] = rt_trace_new();
+		h[i] = rt_hp_new();
+		f[i] = make_filter(o);
+		rt_hp_set_filter(h[i], f[i]);
+		int r = read_profile(t[i], h[i], NULL, in[i]);
+		rc = r < 0 || rc < 0 ? -1 : r || rc;
+		if (r >= 0)
+			resolve_sites(t[i], h[i], o);
+	}
+	int status = RT_EXIT_DATA;
+	if (rc >= 0) {
+		rt_hp_diff *d = rt_hp_diff_new(h[0], t[0], h[1], t[1]);
+		cli_heap_diff_opts dop = {o->limit, o->sub_limit, o->stacks};
+		int wrc = o->collapsed ? rt_hp_diff_write_folded(d, o->cost, fp) : cli_heap_diff_report(fp, d, h[0], h[1], &dop);
+		rt_hp_diff_free(d);
+		if (wrc)
+			cli_error("cannot write %s", o->output ? o->output : "standard output");
+		status = rc || wrc ? RT_EXIT_DATA : grown(o, h[0], h[1]) ? HEAP_EXIT_GROWN : RT_EXIT_OK;
+	}
+	for (int i = 0; i < 2; i++) {
+		rt_hp_free(h[i]);
+		rt_hp_filter_free(f[i]);
+		rt_trace_free(t[i]);
+	}
+	return status;
+}
+
+static int diff_main(heap_opts *o)
+{
+	FILE *fp = o->output ? fopen(o->output, "w") : stdout;
+	int status = RT_EXIT_DATA;
+	if (!fp)
+		cli_error("cannot create '%s': %s", o->output, strerror(errno));
+	else
+		status = heap_diff(o, fp);
+	if (fp && fp != stdout && fclose(fp) && status != RT_EXIT_DATA) {
+		cli_error("cannot write %s: %s", o->output, strerror(errno));
+		status = RT_EXIT_DATA;
+	}
+	free(o->rcache);
+	cli_resolve_opts_free(&o->res);
+	return status;
+}
+
 int cmd_heap(int argc, char **argv)
 {
 	heap_opts o = {0};
 	parse_options(argc, argv, &o);
+	if (o.diff)
+		return diff_main(&o);
 	rt_trace *t = rt_trace_new();
 	rt_hp *h = rt_hp_new();
 	FILE *body = NULL;
 	rt_hp_heaptrack *x = o.heaptrack ? start_heaptrack(h, &body) : NULL;
 	rt_hp_massif *m = o.massif ? rt_hp_massif_new() : NULL;
 	int status = RT_EXIT_DATA;
-	int rc = read_profile(t, h, m, &o);
+	rt_hp_filter *f = make_filter(&o);
+	rt_hp_set_filter(h, f);
+	int rc = read_profile(t, h, m, o.input);
 	FILE *fp = stdout;
 	if (rc < 0)
 		goto out;
@@ -505,6 +683,8 @@ out:
 	rt_hp_heaptrack_free(x);
 	rt_hp_massif_free(m);
 	rt_hp_free(h);
+	rt_hp_filter_free(f);
+	free(o.rcache);
 	rt_trace_free(t);
 	cli_resolve_opts_free(&o.res);
 	return status;

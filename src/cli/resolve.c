@@ -126,15 +126,23 @@ static char *cache_dir(void)
 	return p;
 }
 
+const rt_resolve_opts *cli_resolve_opts_for(const cli_resolve_opts *o, rt_resolve_opts *ro, char **cache)
+{
+	*ro = (rt_resolve_opts){0};
+	ro->debug_dirs = o->debug_dirs;
+	ro->ndebug_dirs = o->ndebug_dirs;
+	ro->root = o->root;
+	ro->warn = on_resolve_warning;
+	*cache = o->no_cache ? NULL : cache_dir();
+	ro->cache_dir = *cache;
+	return ro;
+}
+
 void cli_resolve(rt_trace *t, const cli_resolve_opts *o)
 {
-	rt_resolve_opts ro = {0};
-	ro.debug_dirs = o->debug_dirs;
-	ro.ndebug_dirs = o->ndebug_dirs;
-	ro.root = o->root;
-	ro.warn = on_resolve_warning;
-	char *cache = o->no_cache ? NULL : cache_dir();
-	ro.cache_dir = cache;
+	rt_resolve_opts ro;
+	char *cache;
+	cli_resolve_opts_for(o, &ro, &cache);
 	rt_resolve_stats st;
 	rt_resolve_trace(t, &ro, &st);
 	free(cache);

@@ -18,7 +18,12 @@
  * heaptrack's interpreter drops them. A listener (rt_hp_set_listener) is
  * told each allocation and release as it is accounted, so that exports
  * which need every event in order (heaptrack's format) stream them
- * without a second pass and agree with the profile's figures. */
+ * without a second pass and agree with the profile's figures.
+ * A filter (hp_filter.c) decides per call: an allocation it leaves out
+ * is still a live block, marked out, so that the temporary rule runs on
+ * the program's whole sequence of calls (heaptrack_print's figures with
+ * --filter-bt-function), and costs nothing; a call past its ranges
+ * closes the profile, whose live blocks are then the range's leaks. */
 #include "rtrace/heapprof.h"
 #include "util/util.h"
 
@@ -30,6 +35,7 @@
 typedef struct block {
 	uint64_t addr, size;
 	uint32_t site; /* EMPTY: a free slot */
+	bool out;      /* left out by the filter: kept for the temporary rule only */
 } block;
 
 typedef struct site {
@@ -47,6 +53,7 @@ typedef struct pair {
 struct rt_hp {
 	block *blocks;
 	size_t nslots, nlive;
+	size_t nout; /* of the live blocks, those the filter left out */
 	site *sites;
 	size_t nsites, csites;
 	uint32_t *by_bt; /* backtrace id + 1 -> site + 1 */
@@ -59,7 +66,14 @@ struct rt_hp {
 	rt_hp_listener listen; /* told every block event, or NULL */
 	void *listen_ctx;
 	uint64_t now_us; /* the time of the call being fed */
+	rt_hp_filter *filter; /* the selection fed, or NULL: all */
+	bool closed;          /* past the filter's ranges: nothing more is fed */
 };
+
+void rt_hp_set_filter(rt_hp *h, rt_hp_filter *f)
+{
+	h->filter = f;
+}
 
 void rt_hp_set_listener(rt_hp *h, rt_hp_listener fn, void *ctx)
 {
@@ -184,19 +198,39 @@ static void release(rt_hp *h, block *b)
 	erase(h, b);
 }
 
-static void on_alloc(rt_hp *h, const rt_call *c, uint32_t si)
+/* A block the filter left out goes without a trace in the costs. */
+static void forget(rt_hp *h, block *b)
+{
+	h->nout--;
+	erase(h, b);
+}
+
+/* An allocation; `out`: left out by the filter, yet kept so that the
+ * temporary rule sees the program's whole sequence of calls, as
+ * heaptrack_print's --filter-bt-function does. */
+static void on_alloc(rt_hp *h, const rt_call *c, uint32_t si, bool out)
 {
 	if ((h->nlive + 1) * 10 > h->nslots * 7)
 		grow_blocks(h);
 	block *b = probe(h, c->res_id);
 	if (b->site != EMPTY) { /* its release was not recorded */
-		release(h, b);
+		if (b->out)
+			forget(h, b);
+		else
+			release(h, b);
 		b = probe(h, c->res_id);
 	}
-	*b = (block){c->res_id, c->size, si};
+	*b = (block){c->res_id, c->size, si, out};
+	h->nlive++;
+	h->last = (pair){c->size, si, true};
+	if (!h->first.valid)
+		h->first = h->last;
 	if (!h->sites[si].pub.cost.allocations)
 		h->sites[si].pub.first_index = c->index;
-	h->nlive++;
+	if (out) {
+		h->nout++;
+		return;
+	}
 	site *s = touch(h, si);
 	s->live += c->size;
 	s->pub.cost.allocations++;
@@ -204,9 +238,6 @@ static void on_alloc(rt_hp *h, const rt_call *c, uint32_t si)
 	h->live += c->size;
 	h->sum.total.allocations++;
 	h->sum.total.bytes += c->size;
-	h->last = (pair){c->size, si, true};
-	if (!h->first.valid)
-		h->first = h->last;
 	if (h->live > h->sum.total.peak) {
 		h->sum.total.peak = h->live;
 		h->sum.peak_index = c->index;
@@ -221,6 +252,11 @@ static void on_free(rt_hp *h, const rt_call *c)
 	block *b = probe(h, c->res_id);
 	if (b->site == EMPTY)
 		return;
+	if (b->out) {
+		h->last = h->first;
+		forget(h, b);
+		return;
+	}
 	if (h->last.valid && h->last.size == b->size && h->last.site == b->site) {
 		h->sites[b->site].pub.cost.temporary++;
 		h->sum.total.temporary++;
@@ -230,12 +266,10 @@ static void on_free(rt_hp *h, const rt_call *c)
 	release(h, b);
 }
 
-static bool is_memory(rt_hp *h, rt_trace *t, uint8_t type)
+static bool is_profiled(rt_hp *h, rt_trace *t, uint8_t type)
 {
-	if (!type) /* untyped: sp-rtrace's traces of one resource, memory */
-		return true;
 	if (!h->is_mem[type])
-		h->is_mem[type] = rt_trace_res_is(t, type, "memory") ? 1 : 2;
+		h->is_mem[type] = rt_hp_filter_resource(h->filter, t, type) ? 1 : 2;
 	return h->is_mem[type] == 1;
 }
 
@@ -258,11 +292,24 @@ static uint64_t timeline(rt_hp *h, uint64_t us)
 	return us;
 }
 
+/* Whether c is past the filter's ranges (which closes the profile);
+ * *out: an allocation the filter does not select. */
+static bool past_filter(rt_hp *h, const rt_trace *t, const rt_call *c, bool *out)
+{
+	uint64_t rel = h->sum.timed ? c->timestamp_us - h->sum.first_us : 0;
+	if (rt_hp_filter_past(h->filter, c, rel)) {
+		h->closed = true;
+		return true;
+	}
+	*out = c->kind == RT_CALL_ALLOC && !rt_hp_filter_alloc(h->filter, t, c, rel);
+	return false;
+}
+
 void rt_hp_feed(rt_hp *h, rt_trace *t, const rt_call *c)
 {
 	if (c->args != RT_NONE)
 		rt_trace_release_args(t, c->args);
-	if (c->kind == RT_CALL_DEAD || c->res_type > RT_MAX_RESOURCES || !is_memory(h, t, c->res_type))
+	if (h->closed || c->kind == RT_CALL_DEAD || c->res_type > RT_MAX_RESOURCES || !is_profiled(h, t, c->res_type))
 		return;
 	rt_call tc;
 	if (c->flags & RT_CALL_HAS_TIMESTAMP) {
@@ -270,8 +317,11 @@ void rt_hp_feed(rt_hp *h, rt_trace *t, const rt_call *c)
 		tc.timestamp_us = timeline(h, c->timestamp_us);
 		c = &tc;
 	}
+	bool out = false;
+	if (h->filter && past_filter(h, t, c, &out))
+		return;
 	if (c->kind == RT_CALL_ALLOC)
-		on_alloc(h, c, site_of(h, c->bt));
+		on_alloc(h, c, site_of(h, c->bt), out);
 	else
 		on_free(h, c);
 }
@@ -279,7 +329,7 @@ void rt_hp_feed(rt_hp *h, rt_trace *t, const rt_call *c)
 void rt_hp_finish(rt_hp *h)
 {
 	h->sum.total.leaked = h->live;
-	h->sum.leaked_blocks = h->nlive;
+	h->sum.leaked_blocks = h->nlive - h->nout;
 	for (size_t i = 0; i < h->nsites; i++) {
 		site *s = touch(h, (uint32_t)i);
 		s->pub.cost.leaked = s->live;
@@ -305,6 +355,15 @@ uint64_t rt_hp_cost_of(const rt_hp_cost *c, rt_hp_cost_type type)
 	case RT_HP_LEAKED: return c->leaked;
 	}
 	return 0;
+}
+
+void rt_hp_cost_add(rt_hp_cost *to, const rt_hp_cost *c)
+{
+	to->allocations += c->allocations;
+	to->temporary += c->temporary;
+	to->bytes += c->bytes;
+	to->peak += c->peak;
+	to->leaked += c->leaked;
 }
 
 bool rt_hp_parse_cost(const char *name, rt_hp_cost_type *type)
