@@ -320,6 +320,10 @@
 	if ($('tm-clear')) $('tm-clear').addEventListener('click', function () { setRange(null); });
 	window.addEventListener('resize', redraw);
 	pickTrace(0);
-	show(location.hash.slice(1));
+	/* "#TAB", or "#TAB&range=FROM-TO" (buckets): a link to a view */
+	var m = /range=(\d+)-(\d+)/.exec(location.hash);
+	if (m) setRange([+m[1], +m[2]]);
+	show(location.hash.slice(1).split('&')[0]);
+	document.body.setAttribute('data-load-ms', Math.round(performance.now()));
 	document.body.setAttribute('data-ready', '1');
 })();
