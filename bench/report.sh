@@ -59,7 +59,7 @@ load() {
 printf '%-8s %10s %9s %11s %9s %9s %9s %9s\n' workload "trace MB" "report KB" "report s" "peak MB" \
 	"open ms" "flame ms" "time ms"
 for w in churn py; do
-	trace=$(ls -S "$out/$w"/*.rtrace | head -1)
+	trace=$(ls -S "$out/$w"/*.rtrace | sed -n 1p)
 	"$RTRACE" report -q -o "$out/$w.html" "$trace" # warm-up
 	secs='' mem='' l1='' l2='' l3=''
 	for ((r = 0; r < RUNS; r++)); do

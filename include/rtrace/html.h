@@ -35,7 +35,7 @@ typedef struct rt_html_opts {
 	const char *title;  /* NULL: "rtrace report" */
 	bool diff;          /* two inputs: the second's growth over the first */
 	unsigned context;   /* source lines shown each side of a frame's line */
-	unsigned max_rows;  /* rows of a table at most (0: 500) */
+	unsigned max_rows;  /* rows of a table at most (0: 200) */
 } rt_html_opts;
 
 /* Writes the report of the n inputs to fd. 0 or -errno. */

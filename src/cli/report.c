@@ -29,7 +29,7 @@ static const cli_option options[] = {
 	{0, "buckets", "=N", OPT_BUCKETS, "time buckets over the run (default 64)"},
 	{0, "context", "=N", OPT_CONTEXT, "source lines shown each side of a frame's line\n"
 					  "(default 2; 0: the line alone)"},
-	{0, "max-rows", "=N", OPT_MAX_ROWS, "rows of a table at most (default 500)"},
+	{0, "max-rows", "=N", OPT_MAX_ROWS, "rows of a table at most (default 200)"},
 	{0, "no-resolve", NULL, OPT_NO_RESOLVE, "keep addresses unresolved"},
 	CLI_RESOLVE_OPTIONS("look for separate debug info in DIR too (repeatable)",
 			    "resolve against DIR, a copy of the traced machine's\n"

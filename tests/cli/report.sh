@@ -79,15 +79,17 @@ grep -q '<td>InvalidFree</td>' d.html && ok || bad "no InvalidFree row"
 grep -q '<td>fp</td>' d.html && grep -q '<td>mmap</td>' d.html && ok || bad "stream and mapping rows"
 grep -A3 'class="src"' d.html | grep -q 'n-&gt;child = malloc(32);' && ok || bad "source lines around report_lose_tree's frame"
 
-# the flame graph and the chart, drawn; a range of the first bucket
-# keeps phase one's allocations (40) and hides phase two's site
+# the flame graph and the chart, drawn; a range of the first 20 ms
+# (phase one allocates at once, phase two 50 ms later) keeps phase one's
+# allocations (40) and hides phase two's site
 dom "file://$TMP/r.html#flame" f.html
 no_console f.html
 grep -qE '<text[^>]*>report_phase_two</text>' f.html && ok || bad "flame graph: no report_phase_two frame"
 dom "file://$TMP/r.html#time" t.html
 no_console t.html
 grep -q '<path d="M' t.html && ok || bad "memory over time: no path"
-dom "file://$TMP/r.html#sites&range=0-0" s.html
+width=$(grep -o '"b":{"w":[0-9]*' r.html | grep -o '[0-9]*$')
+dom "file://$TMP/r.html#sites&range=0-$((20000 / width))" s.html
 no_console s.html
 row report_phase_one s.html | grep -q 'data-k="0" data-v="40"' && ok || bad "range: phase one's 40 allocations"
 row report_phase_two s.html | grep -q '^<tr data-site="[0-9]*" class="off"' && ok || bad "range: phase two's site not hidden"

@@ -2,7 +2,8 @@
  * the same figures as HTML tables for readers without JavaScript.
  *
  * Per trace the JSON holds the frame names once (fr, with a place each,
- * fl), each site's stack as indexes into them outermost first (st), each
+ * fl), the stacks as a trie of (parent, frame) nodes (tn) and each
+ * site's innermost node (ts), each
  * site's five costs (sc), the buckets over time (b) and the (site,
  * bucket) cells of rt_hp_series, flat (7 numbers a cell), and the sizes
  * in power-of-two ranges. Its size follows distinct stacks x buckets
@@ -74,37 +75,85 @@ static void names_free(names *m)
 	free(m->slot);
 }
 
-/* One site's stack as frame indexes, outermost first; inlined calls
- * are frames of their own. The places of new names go to fl. */
-static void put_stack(rt_out *o, const rt_trace *t, uint32_t bt, names *fr, rt_out *fl)
+/* The stacks as a trie (node = its parent and frame; the root is 0), so
+ * stacks sharing their outer frames share their nodes: python3's 3,000
+ * sites of ~50 frames take ~20,000 nodes instead of 150,000 frames. */
+typedef struct trie {
+	uint64_t *key;  /* parent << 32 | frame, + 1; 0: a free slot */
+	uint32_t *id;
+	size_t n, nslots;
+	rt_out nodes;   /* "parent,frame," per node, in id order */
+} trie;
+
+static uint32_t trie_node(trie *tr, uint32_t parent, uint32_t frame)
 {
-	uint32_t n = bt == RT_NONE ? 0 : rt_trace_bt_len(t, bt);
-	const rt_frame *f = n ? rt_trace_bt_frames(t, bt) : NULL;
-	char name[512], where[512];
-	bool fresh, first = true;
-	rt_out_ch(o, '[');
-	for (uint32_t k = n; k-- > 0;) {
-		rt_frame_info info;
-		bool known = rt_trace_frame_info(t, &f[k], &info) && info.n;
-		for (uint32_t l = known ? info.n : 1; l-- > 0;) {
-			if (known && info.locs[l].fn == RT_NONE)
-				continue;
-			if (known)
-				snprintf(name, sizeof name, "%s", rt_trace_str(t, info.locs[l].fn));
-			else
-				hw_func(t, &f[k], name, sizeof name);
-			size_t i = intern(fr, name, &fresh);
-			if (fresh) {
-				rt_out_ch(fl, fr->n > 1 ? ',' : '[');
-				hw_json(fl, hw_where(t, &f[k], where, sizeof where));
+	if ((tr->n + 1) * 2 > tr->nslots) {
+		uint64_t *ok = tr->key;
+		uint32_t *oid = tr->id;
+		size_t on = tr->nslots;
+		tr->nslots = on ? on * 2 : 4096;
+		tr->key = rt_xcalloc(tr->nslots, sizeof *tr->key);
+		tr->id = rt_xmalloc(tr->nslots * sizeof *tr->id);
+		for (size_t i = 0; i < on; i++)
+			if (ok[i]) {
+				size_t j = rt_mix64(ok[i]) & (tr->nslots - 1);
+				while (tr->key[j])
+					j = (j + 1) & (tr->nslots - 1);
+				tr->key[j] = ok[i];
+				tr->id[j] = oid[i];
 			}
-			if (!first)
-				rt_out_ch(o, ',');
-			first = false;
-			rt_out_u64(o, i);
-		}
+		free(ok);
+		free(oid);
 	}
-	rt_out_ch(o, ']');
+	uint64_t k = ((uint64_t)parent << 32 | frame) + 1;
+	size_t j = rt_mix64(k) & (tr->nslots - 1);
+	for (; tr->key[j]; j = (j + 1) & (tr->nslots - 1))
+		if (tr->key[j] == k)
+			return tr->id[j];
+	tr->key[j] = k;
+	tr->id[j] = (uint32_t)++tr->n;
+	if (tr->n > 1)
+		rt_out_ch(&tr->nodes, ',');
+	rt_out_u64(&tr->nodes, parent);
+	rt_out_ch(&tr->nodes, ',');
+	rt_out_u64(&tr->nodes, frame);
+	return tr->id[j];
+}
+
+/* The frame names of a frame, outermost first (inlined calls are
+ * frames of their own), interned; the places of new names go to fl.
+ * Returns the trie node of the last. */
+static uint32_t put_frame(trie *tr, uint32_t node, const rt_trace *t, const rt_frame *f, names *fr, rt_out *fl)
+{
+	char name[512], where[512];
+	bool fresh;
+	rt_frame_info info;
+	bool known = rt_trace_frame_info(t, f, &info) && info.n;
+	for (uint32_t l = known ? info.n : 1; l-- > 0;) {
+		if (known && info.locs[l].fn == RT_NONE)
+			continue;
+		if (known)
+			snprintf(name, sizeof name, "%s", rt_trace_str(t, info.locs[l].fn));
+		else
+			hw_func(t, f, name, sizeof name);
+		size_t i = intern(fr, name, &fresh);
+		if (fresh) {
+			rt_out_ch(fl, fr->n > 1 ? ',' : '[');
+			hw_json(fl, hw_where(t, f, where, sizeof where));
+		}
+		node = trie_node(tr, node, (uint32_t)i);
+	}
+	return node;
+}
+
+/* A site's stack: the trie node of its innermost frame. */
+static uint32_t site_node(trie *tr, const rt_trace *t, uint32_t bt, names *fr, rt_out *fl)
+{
+	uint32_t n = bt == RT_NONE ? 0 : rt_trace_bt_len(t, bt), node = 0;
+	const rt_frame *f = n ? rt_trace_bt_frames(t, bt) : NULL;
+	for (uint32_t k = n; k-- > 0;)
+		node = put_frame(tr, node, t, &f[k], fr, fl);
+	return node;
 }
 
 static void put_u64s(rt_out *o, const char *key, const uint64_t *v, size_t n, bool comma)
@@ -213,13 +262,20 @@ static void put_trace(hw *w, size_t i)
 		names fr = {0};
 		rt_out fl;
 		rt_out_init_mem(&fl);
-		rt_out_str(o, ",\"st\":[");
+		trie tr = {0};
+		rt_out_init_mem(&tr.nodes);
+		rt_out_str(o, ",\"ts\":[");
 		size_t ns = rt_hp_site_count(in->hp);
 		for (size_t s = 0; s < ns; s++) {
 			if (s)
 				rt_out_ch(o, ',');
-			put_stack(o, in->trace, rt_hp_site_at(in->hp, s)->bt, &fr, &fl);
+			rt_out_u64(o, site_node(&tr, in->trace, rt_hp_site_at(in->hp, s)->bt, &fr, &fl));
 		}
+		rt_out_str(o, "],\"tn\":[");
+		rt_out_mem(o, tr.nodes.buf, tr.nodes.len);
+		free(tr.nodes.buf);
+		free(tr.key);
+		free(tr.id);
 		rt_out_str(o, "],\"sc\":[");
 		for (size_t s = 0; s < ns; s++) {
 			const rt_hp_cost *c = &rt_hp_site_at(in->hp, s)->cost;

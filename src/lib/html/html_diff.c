@@ -83,7 +83,7 @@ static void row(hw *w, const dsite *s, const drow *r)
 	hw_text(w->o, s->bt == RT_NONE || !rt_trace_bt_len(t, s->bt) ? "[no backtrace]"
 								   : hw_func(t, rt_trace_bt_frames(t, s->bt), fn, sizeof fn));
 	rt_out_str(w->o, "</summary>");
-	hw_stack(w, t, s->bt, false);
+	hw_stack(w, t, s->bt, false, HW_SITE_FRAMES);
 	rt_out_str(w->o, "</details></td>");
 	uint64_t b[4] = {r->c[0].peak, r->c[0].leaked, r->c[0].allocations, r->c[0].temporary};
 	uint64_t a[4] = {r->c[1].peak, r->c[1].leaked, r->c[1].allocations, r->c[1].temporary};

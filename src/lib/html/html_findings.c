@@ -60,7 +60,7 @@ static void stacks(hw *w, const rt_trace *t, uint32_t err)
 	for (uint32_t c = rt_vgxml_node_at(t, err)->child; c != RT_NONE; c = rt_vgxml_node_at(t, c)->next) {
 		const char *name = rt_vgxml_name(t, c);
 		if (!strcmp(name, "stack")) {
-			hw_stack(w, t, rt_vgxml_node_at(t, c)->bt, true);
+			hw_stack(w, t, rt_vgxml_node_at(t, c)->bt, true, 0);
 		} else if (!strcmp(name, "auxwhat") && rt_vgxml_text(t, c)) {
 			rt_out_str(w->o, "<div class=muted>");
 			hw_text(w->o, rt_vgxml_text(t, c));

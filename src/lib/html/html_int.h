@@ -36,8 +36,12 @@ const char *hw_bytes(uint64_t v, char buf[32]);
 const char *hw_func(const rt_trace *t, const rt_frame *f, char *buf, size_t n);
 const char *hw_where(const rt_trace *t, const rt_frame *f, char *buf, size_t n);
 /* A stack, one frame a line ("at"/"by" ADDR: func (file:line)), each
- * followed by its source lines when the file is readable. */
-void hw_stack(hw *w, const rt_trace *t, uint32_t bt, bool source);
+ * followed by its source lines when the file is readable; at most max
+ * frames (0: all). */
+void hw_stack(hw *w, const rt_trace *t, uint32_t bt, bool source, uint32_t max);
+/* The frames a stack of a call site's row shows: deep stacks (python's
+ * ~100) would make the tables most of the page. */
+#define HW_SITE_FRAMES 24
 void hw_free_sources(hw *w);
 
 /* The parts (html_data.c, html_findings.c, html_res.c, html_diff.c). */

@@ -111,7 +111,7 @@ static void held_row(hw *w, const rt_trace *t, const rt_call *c)
 	rt_out_str(w->o, "<td><details><summary>");
 	hw_text(w->o, fn);
 	rt_out_str(w->o, "</summary>");
-	hw_stack(w, t, c->bt, false);
+	hw_stack(w, t, c->bt, false, HW_SITE_FRAMES);
 	rt_out_str(w->o, "</details></td></tr>\n");
 }
 

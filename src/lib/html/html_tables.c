@@ -57,7 +57,7 @@ static void site_cell(hw *w, const rt_trace *t, uint32_t bt)
 		rt_out_str(w->o, "</span>");
 	}
 	rt_out_str(w->o, "</summary>");
-	hw_stack(w, t, bt, false);
+	hw_stack(w, t, bt, false, HW_SITE_FRAMES);
 	rt_out_str(w->o, "</details></td>");
 }
 

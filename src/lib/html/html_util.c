@@ -206,13 +206,18 @@ static void put_source(hw *w, const rt_trace *t, const rt_frame *f)
 		rt_out_str(w->o, "</pre>");
 }
 
-void hw_stack(hw *w, const rt_trace *t, uint32_t bt, bool with_source)
+void hw_stack(hw *w, const rt_trace *t, uint32_t bt, bool with_source, uint32_t max)
 {
 	uint32_t n = bt == RT_NONE ? 0 : rt_trace_bt_len(t, bt);
 	const rt_frame *f = n ? rt_trace_bt_frames(t, bt) : NULL;
 	char fn[512], at[512], line[1200];
 	rt_out_str(w->o, "<pre class=stack>");
 	for (uint32_t k = 0; k < n; k++) {
+		if (max && k == max) {
+			snprintf(line, sizeof line, "(%u more frames)\n", n - k);
+			rt_out_str(w->o, line);
+			break;
+		}
 		hw_func(t, &f[k], fn, sizeof fn);
 		hw_where(t, &f[k], at, sizeof at);
 		if (f[k].addr)

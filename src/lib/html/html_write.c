@@ -241,7 +241,7 @@ int rt_html_write_fd(const rt_html_input *in, size_t n, const rt_html_opts *opts
 {
 	rt_html_opts def = {0};
 	hw w = {NULL, in, n, opts ? opts : &def, 0, NULL, NULL};
-	w.max_rows = w.opt->max_rows ? w.opt->max_rows : 500;
+	w.max_rows = w.opt->max_rows ? w.opt->max_rows : 200;
 	rt_trace **built = rt_xcalloc(n ? n : 1, sizeof *built);
 	w.docs = rt_xcalloc(n ? n : 1, sizeof *w.docs);
 	rt_vgxml_write_opts vo = {0};

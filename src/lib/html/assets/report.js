@@ -1,8 +1,9 @@
 /* rtrace report: tabs, the trace selector, the flame graph (icicle),
  * memory over time with a brushed range, the size histogram, sortable
  * and filterable tables. Reads the aggregates embedded in #rt-data:
- * per trace, frame names (fr, fl), per site its stack (st, outermost
- * first) and costs (sc: allocations, temporary, bytes, peak, leaked),
+ * per trace, frame names (fr, fl), the stacks as a trie (tn: parent,
+ * frame per node), per site its innermost node (ts) and costs (sc:
+ * allocations, temporary, bytes, peak, leaked),
  * the buckets over time (b) and per (site, bucket) cells (cells: site,
  * bucket, then the five costs, flat). No library, no network. */
 (function () {
@@ -60,19 +61,20 @@
 	}
 
 	/* --- flame graph (icicle: the outermost frame on top) --- */
+	/* The trie's nodes weighted by the sites' costs: node j (from 1) has
+	 * parent tn[2j-2] (0: the root) and frame tn[2j-1]; parents come
+	 * before their children, so one pass from the end sums them up. */
 	function buildTree(t, k) {
-		var costs = siteCosts(t), root = {f: -1, v: 0, kids: {}};
-		for (var i = 0; i < t.st.length; i++) {
-			var w = costs[i] ? costs[i][k] : 0, node = root;
-			if (!w) continue;
-			root.v += w;
-			for (var j = 0; j < t.st[i].length; j++) {
-				var f = t.st[i][j];
-				node = node.kids[f] || (node.kids[f] = {f: f, v: 0, kids: {}, up: node});
-				node.v += w;
-			}
+		var costs = siteCosts(t), tn = t.tn, n = tn.length / 2, w = new Float64Array(n + 1), j;
+		for (var i = 0; i < t.ts.length; i++) if (costs[i]) w[t.ts[i]] += costs[i][k];
+		for (j = n; j >= 1; j--) w[tn[2 * j - 2]] += w[j];
+		var nodes = [{f: -1, v: w[0], kids: {}}];
+		for (j = 1; j <= n; j++) {
+			var p = nodes[tn[2 * j - 2]];
+			if (!w[j] || !p) continue;
+			nodes[j] = p.kids[tn[2 * j - 1]] = {f: tn[2 * j - 1], v: w[j], kids: {}, up: p};
 		}
-		return root;
+		return nodes[0];
 	}
 	function color(name) {
 		var h = 0;
@@ -81,7 +83,7 @@
 	}
 	function drawFlame() {
 		var t = D.traces[cur], svg = $('fg');
-		if (!svg || !t.st) return;
+		if (!svg || !t.tn) return;
 		var k = COSTS.indexOf($('fg-cost').value), root = buildTree(t, k);
 		var q = ($('fg-search').value || '').toLowerCase(), matched = 0;
 		var node = root;
