@@ -77,6 +77,10 @@ done
 grep -q '<td>InvalidFree</td>' d.html && ok || bad "no InvalidFree row"
 [ "$(grep -o '<td>/etc/hostname</td>' d.html | wc -l)" = 2 ] && ok || bad "descriptors with their paths"
 grep -q '<td>fp</td>' d.html && grep -q '<td>mmap</td>' d.html && ok || bad "stream and mapping rows"
+for tab in fd fp mmap; do # a tab per resource type with calls; none for dir, which had none
+  grep -q "<a href=\"#res-$tab\">" d.html && ok || bad "no tab for $tab"
+done
+grep -q '<a href="#res-dir">' d.html && bad "a tab for dir, which had no call" || ok
 grep -A3 'class="src"' d.html | grep -q 'n-&gt;child = malloc(32);' && ok || bad "source lines around report_lose_tree's frame"
 
 # the flame graph and the chart, drawn; a range of the first 20 ms

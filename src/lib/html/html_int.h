@@ -17,6 +17,7 @@ typedef struct hw {
 	/* per input: its Valgrind documents' trace (held or built) */
 	const rt_trace **docs;
 	struct hw_src *src; /* the source files read so far (html_util.c) */
+	const char *res_type; /* the resource tab being written */
 } hw;
 
 /* HTML text: & < > " ' escaped. */
@@ -53,7 +54,10 @@ void hw_sizes_table(hw *w, size_t i);
 size_t hw_size_ranges(const rt_hp_series *s, uint64_t r[65][4]);
 void hw_findings(hw *w, size_t i, bool leaks);
 void hw_error_counts(hw *w, size_t i);
-void hw_resources(hw *w, size_t i);
+/* The types of resource other than memory with calls in any input (at
+ * most max, registry order), and the table of one type held at exit. */
+size_t hw_resource_types(const hw *w, const char **types, size_t max);
+void hw_resources(hw *w, size_t i, const char *type);
 void hw_resource_summary(hw *w, size_t i);
 void hw_diff(hw *w);
 

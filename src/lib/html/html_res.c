@@ -115,26 +115,52 @@ static void held_row(hw *w, const rt_trace *t, const rt_call *c)
 	rt_out_str(w->o, "</details></td></tr>\n");
 }
 
-void hw_resources(hw *w, size_t i)
+size_t hw_resource_types(const hw *w, const char **types, size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < w->n; i++) {
+		const rt_trace *t = w->in[i].trace;
+		held h;
+		find_held(t, &h);
+		for (size_t r = 1; r <= rt_trace_resource_count(t) && r <= RT_MAX_RESOURCES; r++) {
+			const rt_resource *res = rt_trace_resource_get(t, (uint8_t)r);
+			if (!res || !res->type || (!h.made[r] && !h.released[r]))
+				continue;
+			size_t k = 0;
+			while (k < n && strcmp(types[k], res->type))
+				k++;
+			if (k == n && n < max)
+				types[n++] = res->type;
+		}
+		free(h.call);
+	}
+	return n;
+}
+
+void hw_resources(hw *w, size_t i, const char *type)
 {
 	const rt_trace *t = w->in[i].trace;
 	held h;
 	char id[32];
 	find_held(t, &h);
-	snprintf(id, sizeof id, "res-%zu", i);
+	snprintf(id, sizeof id, "res-%s-%zu", type, i);
 	rt_out_str(w->o, "<input class=filter type=search placeholder=\"filter rows\" data-for=\"");
-	rt_out_str(w->o, id);
+	hw_text(w->o, id);
 	rt_out_str(w->o, "\"><table class=data id=\"");
-	rt_out_str(w->o, id);
+	hw_text(w->o, id);
 	rt_out_str(w->o, "\"><thead><tr><th class=sort>type</th><th class=\"sort n\">id</th><th class=sort>what</th>"
 			 "<th class=\"sort n\">size</th><th class=sort>made by (open for the stack)</th></tr></thead>"
 			 "<tbody>\n");
 	const rt_call *c = rt_trace_calls_const(t);
-	for (size_t k = h.n; k-- > 0 && h.n - k <= w->max_rows;)
-		held_row(w, t, &c[h.call[k]]);
+	size_t rows = 0;
+	for (size_t k = h.n; k-- > 0 && rows < w->max_rows;)
+		if (rt_trace_res_is(t, c[h.call[k]].res_type, type)) {
+			held_row(w, t, &c[h.call[k]]);
+			rows++;
+		}
 	rt_out_str(w->o, "</tbody></table>");
-	if (!h.n)
-		rt_out_str(w->o, "<p class=muted>No resource other than memory held at exit.</p>");
+	if (!rows)
+		rt_out_str(w->o, "<p class=muted>None held at exit.</p>");
 	free(h.call);
 }
 

@@ -7,7 +7,8 @@
  * processes of one run) share the page: a selector shows one at a time;
  * with the diff option two inputs also get the table of growth per call
  * site (html_diff.c). Layout: summary, flame graph, memory over time,
- * sizes, call sites, leaks, errors, resources, diff. */
+ * sizes, call sites, leaks, errors, a tab per other resource type
+ * traced (descriptors, streams, mappings, ...), diff. */
 #include "html/html_int.h"
 #include "util/util.h"
 
@@ -121,12 +122,13 @@ static void summary(hw *w, size_t i)
 }
 
 static void leaks(hw *w, size_t i) { hw_findings(w, i, true); }
+static void resources(hw *w, size_t i) { hw_resources(w, i, w->res_type); }
 static void errors(hw *w, size_t i) { hw_findings(w, i, false); }
 
 static void open_section(hw *w, const char *id, const char *title, const char *intro)
 {
 	rt_out_str(w->o, "<section class=tab id=\"");
-	rt_out_str(w->o, id);
+	hw_text(w->o, id);
 	rt_out_str(w->o, "\"><h2>");
 	hw_text(w->o, title);
 	rt_out_str(w->o, "</h2>");
@@ -139,11 +141,34 @@ static void open_section(hw *w, const char *id, const char *title, const char *i
 
 static const char *const tabs[][2] = {
 	{"summary", "Summary"}, {"flame", "Flame graph"}, {"time", "Memory over time"}, {"sizes", "Sizes"},
-	{"sites", "Call sites"}, {"leaks", "Leaks"},	   {"errors", "Errors"},	   {"resources", "Resources"},
-	{"diff", "Diff"},
+	{"sites", "Call sites"}, {"leaks", "Leaks"},	   {"errors", "Errors"},
 };
 
-static void head(hw *w)
+#define MAX_RES_TABS 16
+
+/* A resource type's tab title: the modules' types in words. */
+static const char *res_title(const char *type)
+{
+	static const char *const names[][2] = {{"fd", "Descriptors"},	     {"fp", "Streams"},
+					       {"dir", "Directory streams"}, {"mmap", "Mappings"},
+					       {"shm", "Shared memory"},     {"sem", "Semaphores"}};
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (!strcmp(type, names[i][0]))
+			return names[i][1];
+	return type;
+}
+
+static void tab_link(rt_out *o, const char *prefix, const char *id, const char *title)
+{
+	rt_out_str(o, "<a href=\"#");
+	rt_out_str(o, prefix);
+	hw_text(o, id);
+	rt_out_str(o, "\">");
+	hw_text(o, title);
+	rt_out_str(o, "</a>");
+}
+
+static void head(hw *w, const char *const *types, size_t ntypes)
 {
 	const char *title = w->opt->title ? w->opt->title : "rtrace report";
 	rt_out_str(w->o, "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
@@ -159,13 +184,12 @@ static void head(hw *w)
 		hw_text(w->o, w->in[i].name);
 	}
 	rt_out_str(w->o, "</div></header>\n<nav>");
-	for (size_t k = 0; k < sizeof tabs / sizeof *tabs - !w->opt->diff; k++) {
-		rt_out_str(w->o, "<a href=\"#");
-		rt_out_str(w->o, tabs[k][0]);
-		rt_out_str(w->o, "\">");
-		rt_out_str(w->o, tabs[k][1]);
-		rt_out_str(w->o, "</a>");
-	}
+	for (size_t k = 0; k < sizeof tabs / sizeof *tabs; k++)
+		tab_link(w->o, "", tabs[k][0], tabs[k][1]);
+	for (size_t k = 0; k < ntypes; k++)
+		tab_link(w->o, "res-", types[k], res_title(types[k]));
+	if (w->opt->diff)
+		tab_link(w->o, "", "diff", "Diff");
 	if (w->n > 1) {
 		rt_out_str(w->o, "<select id=trace title=\"the trace shown\">");
 		for (size_t i = 0; i < w->n; i++) {
@@ -205,9 +229,11 @@ static void charts(hw *w)
 static void fill(rt_out *o, const void *model, const void *opts)
 {
 	hw *w = (hw *)model;
+	const char *types[MAX_RES_TABS];
+	size_t ntypes = hw_resource_types(w, types, MAX_RES_TABS);
 	(void)opts;
 	w->o = o;
-	head(w);
+	head(w, types, ntypes);
 	open_section(w, "summary", "Summary", NULL);
 	per_trace(w, summary);
 	rt_out_str(o, "</section>\n");
@@ -222,9 +248,15 @@ static void fill(rt_out *o, const void *model, const void *opts)
 					    "errors of the input's tool.");
 	per_trace(w, errors);
 	rt_out_str(o, "</section>\n");
-	open_section(w, "resources", "Resources", "What else the program held at exit.");
-	per_trace(w, hw_resources);
-	rt_out_str(o, "</section>\n");
+	for (size_t k = 0; k < ntypes; k++) {
+		char id[64];
+		snprintf(id, sizeof id, "res-%s", types[k]);
+		open_section(w, id, res_title(types[k]), "Those held at exit, the most recent first, with the stacks "
+							 "that made them.");
+		w->res_type = types[k];
+		per_trace(w, resources);
+		rt_out_str(o, "</section>\n");
+	}
 	if (w->opt->diff) {
 		open_section(w, "diff", "Diff", "Growth per call site from the first trace to the second.");
 		hw_diff(w);
