@@ -83,6 +83,7 @@ typedef struct rt_hp_event {
 	uint64_t seq;     /* block events before this one */
 	uint64_t born;    /* a release: its allocation's seq (an allocation: seq) */
 	bool temporary;   /* a release counted as a temporary allocation */
+	bool timed;       /* the calls carry times (time_us is meaningful) */
 } rt_hp_event;
 
 typedef void (*rt_hp_listener)(void *ctx, const rt_hp_event *e);
@@ -174,8 +175,8 @@ typedef struct rt_hp_size_count {
 	uint64_t size, allocations;
 } rt_hp_size_count;
 
-/* nbuckets: at most that many buckets (2 or more); h: the profile fed. */
-RTRACE_API rt_hp_series *rt_hp_series_new(const rt_hp *h, size_t nbuckets, bool per_site);
+/* nbuckets: at most that many buckets (2 or more). */
+RTRACE_API rt_hp_series *rt_hp_series_new(size_t nbuckets, bool per_site);
 RTRACE_API void rt_hp_series_free(rt_hp_series *s);
 /* An rt_hp_listener; ctx is the rt_hp_series. */
 RTRACE_API void rt_hp_series_event(void *ctx, const rt_hp_event *e);

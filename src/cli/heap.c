@@ -498,7 +498,7 @@ int cmd_heap(int argc, char **argv)
 	FILE *body = NULL;
 	rt_hp_heaptrack *x = o.heaptrack ? start_heaptrack(h, &body) : NULL;
 	rt_hp_massif *m = o.massif ? rt_hp_massif_new() : NULL;
-	rt_hp_series *ser = o.series || o.histogram ? rt_hp_series_new(h, o.buckets ? o.buckets : 32, false) : NULL;
+	rt_hp_series *ser = o.series || o.histogram ? rt_hp_series_new(o.buckets ? o.buckets : 32, false) : NULL;
 	if (ser)
 		rt_hp_set_listener(h, rt_hp_series_event, ser);
 	int status = RT_EXIT_DATA;

@@ -129,7 +129,7 @@ static bool read_one(input *in, const char *path, const report_opts *o)
 		cli_die("cannot open '%s': %s", path, strerror(errno));
 	in->t = rt_trace_new();
 	in->hp = rt_hp_new();
-	in->series = rt_hp_series_new(in->hp, o->buckets, true);
+	in->series = rt_hp_series_new(o->buckets, true);
 	rt_hp_set_listener(in->hp, rt_hp_series_event, in->series);
 	rt_read_opts ro = {0, on_call, on_warning, in};
 	rt_read_stats st;

@@ -36,12 +36,14 @@ static void feed(void *ctx, rt_trace *t, const rt_call *c)
 	rt_hp_feed(ctx, t, c);
 }
 
-/* Profiles the text trace body (after HEADER). */
-static rt_hp *profile(const char *body, rt_trace **tp)
+/* Profiles the text trace body (after HEADER), fn (if any) listening. */
+static rt_hp *profile_to(const char *body, rt_trace **tp, rt_hp_listener fn, void *ctx)
 {
 	char buf[8192];
 	snprintf(buf, sizeof buf, "%s%s", HEADER, body);
 	rt_hp *h = rt_hp_new();
+	if (fn)
+		rt_hp_set_listener(h, fn, ctx);
 	rt_trace *t = rt_trace_new();
 	rt_read_opts o = {0, feed, NULL, h};
 	rt_diag err;
@@ -50,6 +52,11 @@ static rt_hp *profile(const char *body, rt_trace **tp)
 	rt_hp_finish(h);
 	*tp = t;
 	return h;
+}
+
+static rt_hp *profile(const char *body, rt_trace **tp)
+{
+	return profile_to(body, tp, NULL, NULL);
 }
 
 /* The site whose first frame is at addr. */
@@ -222,19 +229,12 @@ static void collapsed_stacks(void **state)
 /* The heaptrack export of a profile fed with the exporter listening. */
 static char *heaptrack_export(const char *body)
 {
-	char buf[8192];
-	snprintf(buf, sizeof buf, "%s%s", HEADER, body);
-	rt_hp *h = rt_hp_new();
 	FILE *tmp = tmpfile(), *out = tmpfile();
 	assert_non_null(tmp);
 	assert_non_null(out);
 	rt_hp_heaptrack *x = rt_hp_heaptrack_new(tmp);
-	rt_hp_set_listener(h, rt_hp_heaptrack_event, x);
-	rt_trace *t = rt_trace_new();
-	rt_read_opts o = {0, feed, NULL, h};
-	rt_diag err;
-	assert_int_equal(rt_text_read_mem(t, buf, strlen(buf), "t.txt", &o, NULL, &err), 0);
-	rt_hp_finish(h);
+	rt_trace *t;
+	rt_hp *h = profile_to(body, &t, rt_hp_heaptrack_event, x);
 	assert_int_equal(rt_hp_heaptrack_write(x, h, t, "/bin/t -x", dup(fileno(out)), false), 0);
 	size_t n = (size_t)ftell(out);
 	char *s = calloc(1, n + 1);
@@ -280,7 +280,7 @@ static void heaptrack_records(void **state)
 static void series_buckets(void **state)
 {
 	(void)state;
-	const char *body = HEADER "1. [10:00:00.000] malloc(100) = 0x10\n" A
+	const char *body = "1. [10:00:00.000] malloc(100) = 0x10\n" A
 			   "2. [10:00:00.500] free(0x10)\n\n"
 			   "3. [10:00:01.000] malloc(200) = 0x20\n" A
 			   "4. [10:00:01.000] malloc(300) = 0x30\n" B
@@ -288,14 +288,9 @@ static void series_buckets(void **state)
 			   "6. [10:00:03.000] malloc(50) = 0x40\n" C
 			   "7. [10:00:07.000] free(0x30)\n\n"
 			   "8. [10:00:09.000] malloc(100) = 0x50\n" A;
-	rt_hp *h = rt_hp_new();
-	rt_hp_series *s = rt_hp_series_new(h, 4, true);
-	rt_hp_set_listener(h, rt_hp_series_event, s);
-	rt_trace *t = rt_trace_new();
-	rt_read_opts o = {0, feed, NULL, h};
-	rt_diag err;
-	assert_int_equal(rt_text_read_mem(t, body, strlen(body), "t.txt", &o, NULL, &err), 0);
-	rt_hp_finish(h);
+	rt_hp_series *s = rt_hp_series_new(4, true);
+	rt_trace *t;
+	rt_hp *h = profile_to(body, &t, rt_hp_series_event, s);
 	rt_hp_series_finish(s);
 	assert_true(rt_hp_series_timed(s));
 	assert_int_equal(rt_hp_series_count(s), 3);

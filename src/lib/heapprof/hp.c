@@ -76,7 +76,7 @@ static void tell(rt_hp *h, bool alloc, uint32_t si, uint64_t size, uint64_t born
 	if (!h->listen)
 		return;
 	rt_hp_event e = {alloc, si, size, h->sum.timed ? h->now_us - h->sum.first_us : 0, seq,
-			 alloc ? seq : born, !alloc && h->temporary};
+			 alloc ? seq : born, !alloc && h->temporary, h->sum.timed};
 	h->listen(h->listen_ctx, &e);
 }
 

@@ -42,7 +42,6 @@ typedef struct size_slot {
 } size_slot;
 
 struct rt_hp_series {
-	const rt_hp *h;
 	size_t k, used;  /* buckets: capacity, up to the last with events */
 	rt_hp_bucket *b;
 	uint64_t *seq0;  /* per bucket: the first event at or after its start */
@@ -58,10 +57,9 @@ struct rt_hp_series {
 	rt_hp_size_count *sorted;
 };
 
-rt_hp_series *rt_hp_series_new(const rt_hp *h, size_t nbuckets, bool per_site)
+rt_hp_series *rt_hp_series_new(size_t nbuckets, bool per_site)
 {
 	rt_hp_series *s = rt_xcalloc(1, sizeof *s);
-	s->h = h;
 	s->k = nbuckets < 2 ? 2 : nbuckets;
 	s->b = rt_xcalloc(s->k, sizeof *s->b);
 	s->seq0 = rt_xcalloc(s->k, sizeof *s->seq0);
@@ -291,7 +289,7 @@ void rt_hp_series_event(void *ctx, const rt_hp_event *e)
 {
 	rt_hp_series *s = ctx;
 	if (s->axis < 0)
-		s->axis = rt_hp_get_summary(s->h)->timed;
+		s->axis = e->timed;
 	uint64_t x = s->axis ? e->time_us : e->seq;
 	if (x < s->last_x)
 		x = s->last_x;
