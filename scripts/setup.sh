@@ -11,7 +11,7 @@ packages=(
   time
   valgrind
   strace
-  libxml2-utils libtest-valgrind-perl python3
+  libxml2-utils libtest-valgrind-perl python3 chromium
 )
 
 # SARIF validation (tests/cli/sarif.sh) runs Microsoft's validator, an npm

@@ -81,6 +81,10 @@ typedef struct rt_hp_event {
 	uint32_t site;    /* rt_hp site index */
 	uint64_t size;    /* the block's size */
 	uint64_t time_us; /* since the first timed call; 0 when untimed */
+	uint64_t seq;     /* block events before this one */
+	uint64_t born;    /* a release: its allocation's seq (an allocation: seq) */
+	bool temporary;   /* a release counted as a temporary allocation */
+	bool timed;       /* the calls carry times (time_us is meaningful) */
 } rt_hp_event;
 
 typedef void (*rt_hp_listener)(void *ctx, const rt_hp_event *e);
@@ -213,6 +217,53 @@ RTRACE_API int64_t rt_hp_cost_delta(const rt_hp_cost *before, const rt_hp_cost *
  * after" per line), weighted by type; stacks of 0 on both sides are left
  * out. 0 or -errno. */
 RTRACE_API int rt_hp_diff_write_folded(const rt_hp_diff *d, rt_hp_cost_type type, FILE *fp);
+/* Consumption over time and allocation sizes, streamed from the
+ * profile's events (rt_hp_series_event is an rt_hp_listener) in bounded
+ * memory: a fixed number of buckets over the run, merged pairwise when
+ * the run outgrows them, so the run's length need not be known. The axis
+ * is time (microseconds since the first call) when the calls carry times,
+ * else block events. With per_site, each bucket also keeps each site's
+ * costs for the allocations made in it (what a report filters on). */
+typedef struct rt_hp_series rt_hp_series;
+
+typedef struct rt_hp_bucket {
+	uint64_t start, end;  /* [start, end) on the axis */
+	uint64_t allocations, frees;
+	uint64_t bytes_allocated, bytes_freed;
+	uint64_t live_bytes, live_blocks; /* at the bucket's end */
+	uint64_t max_live_bytes;          /* the most live during the bucket */
+} rt_hp_bucket;
+
+/* A site's costs for the blocks allocated in one bucket: allocations,
+ * bytes, temporary, peak (of them, live at the global peak), leaked. */
+typedef struct rt_hp_cell {
+	uint32_t site, bucket;
+	uint64_t leaked_blocks;
+	rt_hp_cost cost;
+} rt_hp_cell;
+
+typedef struct rt_hp_size_count {
+	uint64_t size, allocations;
+} rt_hp_size_count;
+
+/* nbuckets: at most that many buckets (2 or more). */
+RTRACE_API rt_hp_series *rt_hp_series_new(size_t nbuckets, bool per_site);
+RTRACE_API void rt_hp_series_free(rt_hp_series *s);
+/* An rt_hp_listener; ctx is the rt_hp_series. */
+RTRACE_API void rt_hp_series_event(void *ctx, const rt_hp_event *e);
+/* Closes the series after the pass: leaked and peak costs of the cells,
+ * the sizes sorted. */
+RTRACE_API void rt_hp_series_finish(rt_hp_series *s);
+/* True when the axis is time in microseconds, false when block events. */
+RTRACE_API bool rt_hp_series_timed(const rt_hp_series *s);
+/* The buckets, up to the last one with events. */
+RTRACE_API size_t rt_hp_series_count(const rt_hp_series *s);
+RTRACE_API const rt_hp_bucket *rt_hp_series_at(const rt_hp_series *s, size_t i);
+/* The cells (per_site only), in no order. */
+RTRACE_API size_t rt_hp_series_cells(const rt_hp_series *s, const rt_hp_cell **cells);
+/* The allocation sizes, smallest first, with their allocation counts
+ * (heaptrack_print --print-histogram's figures). */
+RTRACE_API size_t rt_hp_series_sizes(const rt_hp_series *s, const rt_hp_size_count **sizes);
 
 #ifdef __cplusplus
 }

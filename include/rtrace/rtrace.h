@@ -8,6 +8,7 @@
 #include "rtrace/filter.h"
 #include "rtrace/heapcheck.h"
 #include "rtrace/heapprof.h"
+#include "rtrace/html.h"
 #include "rtrace/resolve.h"
 #include "rtrace/sarif.h"
 #include "rtrace/supp.h"

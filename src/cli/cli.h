@@ -196,5 +196,9 @@ int cmd_run(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_heap(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+/* rtrace heap's tables of a series (heap_series.c). */
+void cli_print_series(FILE *fp, const rt_hp_series *s);
+void cli_print_sizes(FILE *fp, const rt_hp_series *s, bool exact);
 
 #endif

@@ -5,7 +5,8 @@
  * allocation site is given to the resolver, and the sites are reported
  * (merged by allocating function, as heaptrack_print does, or per
  * backtrace) or written as collapsed stacks for flame graphs, or as
- * valgrind massif's output, whose snapshots are taken during the pass.
+ * valgrind massif's output, whose snapshots are taken during the pass,
+ * or as the series over time and the size histogram (heap_series.c).
  * Filters (rt_hp_filter) select the allocations fed, for every output;
  * --diff profiles two traces the same way and hands both to heap_diff.c. */
 #include "cli.h"
@@ -20,7 +21,8 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { OPT_NO_RESOLVE = 256, OPT_COLLAPSED, OPT_STACKS, OPT_HEAPTRACK, OPT_MASSIF, OPT_TIME_UNIT };
+enum { OPT_NO_RESOLVE = 256, OPT_COLLAPSED, OPT_STACKS, OPT_HEAPTRACK, OPT_MASSIF, OPT_TIME_UNIT,
+       OPT_SERIES, OPT_BUCKETS, OPT_HISTOGRAM };
 enum { OPT_DIFF = 0x2000, OPT_GROWN, OPT_CALLS, OPT_TIME, OPT_CONTEXT, OPT_RESOURCE, OPT_BT_FUNCTION };
 /* --fail-if-grown's exit status: the comparison was made, something grew */
 enum { HEAP_EXIT_GROWN = 3 };
@@ -40,6 +42,11 @@ static const cli_option options[] = {
 					"massif-visualizer): the heap over time, the peak"},
 	{0, "time-unit", "=UNIT", OPT_TIME_UNIT, "massif's time: i (calls), ms or B (bytes\n"
 						 "allocated and freed); default ms if timed, else i"},
+	{0, "series", NULL, OPT_SERIES, "print consumption over time instead: per bucket\n"
+					"of time, allocations, frees, live bytes and blocks"},
+	{0, "buckets", "=N", OPT_BUCKETS, "at most N buckets in --series (default 32)"},
+	{0, "histogram", "=HOW", OPT_HISTOGRAM, "print the allocation sizes instead: pow2 (ranges)\n"
+						"or exact (heaptrack_print -H's lines)"},
 	{'o', "output", " FILE", 'o', "write FILE (default: standard output)"},
 	{0, "calls", "=FROM-TO", OPT_CALLS, "only allocations of calls FROM to TO (call\n"
 					     "indices; either may be left out)"},
@@ -85,6 +92,9 @@ typedef struct heap_opts {
 	const char *input, *output, *heaptrack;
 	uint64_t limit, sub_limit;
 	bool stacks, no_resolve, collapsed, massif;
+	bool series;
+	int histogram; /* 0 none, 1 power-of-two ranges, 2 exact sizes */
+	uint64_t buckets;
 	rt_hp_cost_type cost;
 	rt_hp_time_unit time_unit;
 	cli_resolve_opts res;
@@ -198,6 +208,17 @@ static void parse_options(int argc, char **argv, heap_opts *o)
 			o->collapsed = true;
 			break;
 		case OPT_MASSIF: o->massif = true; break;
+		case OPT_SERIES: o->series = true; break;
+		case OPT_BUCKETS:
+			o->buckets = parse_count(optarg, "--buckets");
+			if (o->buckets < 2 || o->buckets > 100000)
+				cli_die_usage("heap", "invalid --buckets '%s': expected 2 to 100000", optarg);
+			break;
+		case OPT_HISTOGRAM:
+			if (strcmp(optarg, "pow2") && strcmp(optarg, "exact"))
+				cli_die_usage("heap", "invalid --histogram '%s': expected pow2 or exact", optarg);
+			o->histogram = strcmp(optarg, "pow2") ? 2 : 1;
+			break;
 		case OPT_TIME_UNIT:
 			if (!rt_hp_parse_time_unit(optarg, &o->time_unit))
 				cli_die_usage("heap", "invalid time unit '%s': expected i, ms or B", optarg);
@@ -226,6 +247,10 @@ static void parse_options(int argc, char **argv, heap_opts *o)
 		cli_die_usage("heap", "--time-unit is massif's: give --massif too");
 	if (o->heaptrack && o->massif)
 		cli_die_usage("heap", "--heaptrack and --massif are two outputs: give one");
+	if ((o->series || o->histogram) && (o->heaptrack || o->massif || o->collapsed || (o->series && o->histogram)))
+		cli_die_usage("heap", "--series and --histogram are outputs of their own: one at a time");
+	if (o->buckets && !o->series)
+		cli_die_usage("heap", "--buckets is --series': give --series too");
 	if (optind >= argc)
 		cli_die_usage("heap", "no trace given (a file, or - for standard input)");
 	if (optind + 1 < argc)
@@ -649,6 +674,9 @@ int cmd_heap(int argc, char **argv)
 	FILE *body = NULL;
 	rt_hp_heaptrack *x = o.heaptrack ? start_heaptrack(h, &body) : NULL;
 	rt_hp_massif *m = o.massif ? rt_hp_massif_new() : NULL;
+	rt_hp_series *ser = o.series || o.histogram ? rt_hp_series_new(o.buckets ? o.buckets : 32, false) : NULL;
+	if (ser)
+		rt_hp_set_listener(h, rt_hp_series_event, ser);
 	int status = RT_EXIT_DATA;
 	rt_hp_filter *f = make_filter(&o);
 	rt_hp_set_filter(h, f);
@@ -666,7 +694,14 @@ int cmd_heap(int argc, char **argv)
 		fp = stdout;
 		goto out;
 	}
-	int wrc = o.collapsed ? rt_hp_write_collapsed(h, t, o.cost, fp)
+	if (ser)
+		rt_hp_series_finish(ser);
+	if (o.series)
+		cli_print_series(fp, ser);
+	else if (o.histogram)
+		cli_print_sizes(fp, ser, o.histogram == 2);
+	int wrc = ser ? (fflush(fp) || ferror(fp) ? -EIO : 0)
+		  : o.collapsed ? rt_hp_write_collapsed(h, t, o.cost, fp)
 		  : m	      ? write_massif(m, h, t, &o, fp)
 			      : heap_report(fp, t, h, o.limit, o.sub_limit, o.stacks);
 	if (fp != stdout && fclose(fp) && !wrc)
@@ -682,6 +717,7 @@ out:
 		fclose(body);
 	rt_hp_heaptrack_free(x);
 	rt_hp_massif_free(m);
+	rt_hp_series_free(ser);
 	rt_hp_free(h);
 	rt_hp_filter_free(f);
 	free(o.rcache);

@@ -22,6 +22,8 @@ static const struct subcommand {
 	 "between formats: text, binary, Valgrind XML in; text or XML out"},
 	{"heap", cmd_heap,
 	 "heap profile: peak, temporary allocations, leaks by call site; flame graphs"},
+	{"report", cmd_report,
+	 "one HTML report: leaks, errors, flame graph, memory over time, resources"},
 	{"annotate", cmd_annotate,
 	 "callgrind_annotate's report on a Callgrind profile: rtrace annotate FILE"},
 	{"check", cmd_check, "ask a traced process for a leak check now: rtrace check PID"},

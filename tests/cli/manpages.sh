@@ -14,7 +14,7 @@ man_options() {
     grep -oE '\\-\\-[a-z]([a-z]|\\-)*' | sed 's/\\-/-/g; s/^--//' | sort -u
 }
 
-for cmd in run postproc resolve convert annotate heap check; do
+for cmd in run postproc resolve convert annotate heap check report; do
   help_options "$cmd" > "$TMP/help.$cmd"
   man_options "$cmd" > "$TMP/man.$cmd"
   [ "$(wc -l < "$TMP/help.$cmd")" -ge 3 ] && ok || bad "$cmd: too few options read from --help"

@@ -36,12 +36,14 @@ static void feed(void *ctx, rt_trace *t, const rt_call *c)
 	rt_hp_feed(ctx, t, c);
 }
 
-/* Profiles the text trace body (after HEADER). */
-static rt_hp *profile(const char *body, rt_trace **tp)
+/* Profiles the text trace body (after HEADER), fn (if any) listening. */
+static rt_hp *profile_to(const char *body, rt_trace **tp, rt_hp_listener fn, void *ctx)
 {
 	char buf[8192];
 	snprintf(buf, sizeof buf, "%s%s", HEADER, body);
 	rt_hp *h = rt_hp_new();
+	if (fn)
+		rt_hp_set_listener(h, fn, ctx);
 	rt_trace *t = rt_trace_new();
 	rt_read_opts o = {0, feed, NULL, h};
 	rt_diag err;
@@ -50,6 +52,11 @@ static rt_hp *profile(const char *body, rt_trace **tp)
 	rt_hp_finish(h);
 	*tp = t;
 	return h;
+}
+
+static rt_hp *profile(const char *body, rt_trace **tp)
+{
+	return profile_to(body, tp, NULL, NULL);
 }
 
 /* The site whose first frame is at addr. */
@@ -222,19 +229,12 @@ static void collapsed_stacks(void **state)
 /* The heaptrack export of a profile fed with the exporter listening. */
 static char *heaptrack_export(const char *body)
 {
-	char buf[8192];
-	snprintf(buf, sizeof buf, "%s%s", HEADER, body);
-	rt_hp *h = rt_hp_new();
 	FILE *tmp = tmpfile(), *out = tmpfile();
 	assert_non_null(tmp);
 	assert_non_null(out);
 	rt_hp_heaptrack *x = rt_hp_heaptrack_new(tmp);
-	rt_hp_set_listener(h, rt_hp_heaptrack_event, x);
-	rt_trace *t = rt_trace_new();
-	rt_read_opts o = {0, feed, NULL, h};
-	rt_diag err;
-	assert_int_equal(rt_text_read_mem(t, buf, strlen(buf), "t.txt", &o, NULL, &err), 0);
-	rt_hp_finish(h);
+	rt_trace *t;
+	rt_hp *h = profile_to(body, &t, rt_hp_heaptrack_event, x);
 	assert_int_equal(rt_hp_heaptrack_write(x, h, t, "/bin/t -x", dup(fileno(out)), false), 0);
 	size_t n = (size_t)ftell(out);
 	char *s = calloc(1, n + 1);
@@ -273,6 +273,73 @@ static void heaptrack_records(void **state)
 	free(s);
 }
 
+/* The series over 9 s in 4 buckets: merged until the width (2^22 us)
+ * holds the run; a bucket's figures; the cells (per site and bucket of
+ * allocation) sum to the sites' costs; a release finds its allocation's
+ * bucket after merges; the sizes. */
+static void series_buckets(void **state)
+{
+	(void)state;
+	const char *body = "1. [10:00:00.000] malloc(100) = 0x10\n" A
+			   "2. [10:00:00.500] free(0x10)\n\n"
+			   "3. [10:00:01.000] malloc(200) = 0x20\n" A
+			   "4. [10:00:01.000] malloc(300) = 0x30\n" B
+			   "5. [10:00:01.000] free(0x20)\n\n"
+			   "6. [10:00:03.000] malloc(50) = 0x40\n" C
+			   "7. [10:00:07.000] free(0x30)\n\n"
+			   "8. [10:00:09.000] malloc(100) = 0x50\n" A;
+	rt_hp_series *s = rt_hp_series_new(4, true);
+	rt_trace *t;
+	rt_hp *h = profile_to(body, &t, rt_hp_series_event, s);
+	rt_hp_series_finish(s);
+	assert_true(rt_hp_series_timed(s));
+	assert_int_equal(rt_hp_series_count(s), 3);
+	const rt_hp_bucket *b0 = rt_hp_series_at(s, 0), *b1 = rt_hp_series_at(s, 1), *b2 = rt_hp_series_at(s, 2);
+	assert_int_equal(b0->end, 1 << 22);
+	assert_int_equal(b2->start, 2 << 22);
+	assert_int_equal(b0->allocations, 4);
+	assert_int_equal(b0->frees, 2);
+	assert_int_equal(b0->bytes_allocated, 650);
+	assert_int_equal(b0->bytes_freed, 300);
+	assert_int_equal(b0->live_bytes, 350);
+	assert_int_equal(b0->live_blocks, 2);
+	assert_int_equal(b0->max_live_bytes, 500);
+	assert_int_equal(b1->frees, 1);
+	assert_int_equal(b1->live_bytes, 50);
+	assert_int_equal(b1->max_live_bytes, 350);
+	assert_int_equal(b2->live_bytes, 150);
+	const rt_hp_cell *cells;
+	size_t n = rt_hp_series_cells(s, &cells);
+	assert_int_equal(n, 4);
+	for (size_t i = 0; i < rt_hp_site_count(h); i++) {
+		rt_hp_cost sum = {0};
+		uint64_t leaked_blocks = 0;
+		for (size_t k = 0; k < n; k++) {
+			if (cells[k].site != i)
+				continue;
+			sum.allocations += cells[k].cost.allocations;
+			sum.temporary += cells[k].cost.temporary;
+			sum.bytes += cells[k].cost.bytes;
+			sum.peak += cells[k].cost.peak;
+			sum.leaked += cells[k].cost.leaked;
+			leaked_blocks += cells[k].leaked_blocks;
+			if (cells[k].bucket == 2)
+				assert_int_equal(cells[k].cost.leaked, 100);
+		}
+		assert_memory_equal(&sum, &rt_hp_site_at(h, i)->cost, sizeof sum);
+		assert_int_equal(leaked_blocks, sum.leaked ? 1 : 0);
+	}
+	const rt_hp_size_count *sz;
+	assert_int_equal(rt_hp_series_sizes(s, &sz), 4);
+	assert_int_equal(sz[0].size, 50);
+	assert_int_equal(sz[1].size, 100);
+	assert_int_equal(sz[1].allocations, 2);
+	assert_int_equal(sz[3].size, 300);
+	rt_hp_series_free(s);
+	rt_hp_free(h);
+	rt_trace_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -282,6 +349,7 @@ int main(void)
 		cmocka_unit_test(past_midnight),
 		cmocka_unit_test(collapsed_stacks),
 		cmocka_unit_test(heaptrack_records),
+		cmocka_unit_test(series_buckets),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,6 +34,7 @@
 
 typedef struct block {
 	uint64_t addr, size;
+	uint64_t born; /* the number of its allocation's event (rt_hp_event.seq) */
 	uint32_t site; /* EMPTY: a free slot */
 	bool out;      /* left out by the filter: kept for the temporary rule only */
 } block;
@@ -68,6 +69,8 @@ struct rt_hp {
 	uint64_t now_us; /* the time of the call being fed */
 	rt_hp_filter *filter; /* the selection fed, or NULL: all */
 	bool closed;          /* past the filter's ranges: nothing more is fed */
+	uint64_t seq;    /* block events so far */
+	bool temporary;  /* the release being told is a temporary one */
 };
 
 void rt_hp_set_filter(rt_hp *h, rt_hp_filter *f)
@@ -81,11 +84,13 @@ void rt_hp_set_listener(rt_hp *h, rt_hp_listener fn, void *ctx)
 	h->listen_ctx = ctx;
 }
 
-static void tell(rt_hp *h, bool alloc, uint32_t si, uint64_t size)
+static void tell(rt_hp *h, bool alloc, uint32_t si, uint64_t size, uint64_t born)
 {
+	uint64_t seq = h->seq++;
 	if (!h->listen)
 		return;
-	rt_hp_event e = {alloc, si, size, h->sum.timed ? h->now_us - h->sum.first_us : 0};
+	rt_hp_event e = {alloc, si, size, h->sum.timed ? h->now_us - h->sum.first_us : 0, seq,
+			 alloc ? seq : born, !alloc && h->temporary, h->sum.timed};
 	h->listen(h->listen_ctx, &e);
 }
 
@@ -192,7 +197,7 @@ static site *touch(rt_hp *h, uint32_t i)
 static void release(rt_hp *h, block *b)
 {
 	site *s = touch(h, b->site);
-	tell(h, false, b->site, b->size);
+	tell(h, false, b->site, b->size, b->born);
 	s->live -= b->size;
 	h->live -= b->size;
 	erase(h, b);
@@ -220,7 +225,7 @@ static void on_alloc(rt_hp *h, const rt_call *c, uint32_t si, bool out)
 			release(h, b);
 		b = probe(h, c->res_id);
 	}
-	*b = (block){c->res_id, c->size, si, out};
+	*b = (block){c->res_id, c->size, h->seq, si, out};
 	h->nlive++;
 	h->last = (pair){c->size, si, true};
 	if (!h->first.valid)
@@ -244,7 +249,7 @@ static void on_alloc(rt_hp *h, const rt_call *c, uint32_t si, bool out)
 		h->sum.peak_us = c->timestamp_us;
 		h->epoch++;
 	}
-	tell(h, true, si, c->size);
+	tell(h, true, si, c->size, 0);
 }
 
 static void on_free(rt_hp *h, const rt_call *c)
@@ -257,13 +262,15 @@ static void on_free(rt_hp *h, const rt_call *c)
 		forget(h, b);
 		return;
 	}
-	if (h->last.valid && h->last.size == b->size && h->last.site == b->site) {
+	h->temporary = h->last.valid && h->last.size == b->size && h->last.site == b->site;
+	if (h->temporary) {
 		h->sites[b->site].pub.cost.temporary++;
 		h->sum.total.temporary++;
 	}
 	h->last = h->first;
 	h->sum.frees++;
 	release(h, b);
+	h->temporary = false;
 }
 
 static bool is_profiled(rt_hp *h, rt_trace *t, uint8_t type)
