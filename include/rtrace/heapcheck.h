@@ -150,7 +150,8 @@ typedef struct rt_leak_check {
 	size_t nloss;
 } rt_leak_check;
 
-/* Adds a check (its loss records copied) at the end of the list. */
+/* Adds a check (its loss records copied) to the list, kept in number
+ * order (checks read from several threads' chunks come in any order). */
 RTRACE_API void rt_trace_add_check(rt_trace *t, const rt_leak_check *c);
 /* Adds a loss record to the check numbered number (the last one with
  * that number); false when there is none. */

@@ -112,9 +112,9 @@ sleep 30 & plain=$!
 "$RTRACE" check "$plain" 2> e1.err; rc=$?
 [ "$rc" = 1 ] && grep -q "process $plain is not traced by rtrace" e1.err && ok || { bad "untraced: rc $rc"; cat e1.err >&2; }
 kill "$plain"; wait "$plain" 2> /dev/null
+mkdir hs2
 "$RTRACE" run -o "$TMP" -- "$P/tp_livecheck" wait "$TMP/hs2" > /dev/null 2>&1 &
 run=$!
-mkdir hs2
 wait_file hs2/ready1
 pid=$(cat hs2/ready1)
 "$RTRACE" check "$pid" 2> e2.err; rc=$?

@@ -610,6 +610,22 @@ static bool rec_check(rd *r, stream *s)
 	return true;
 }
 
+/* The check numbered `number`, which the caller knows is there
+ * (checks are sorted by number). */
+static rt_leak_check *check_by_number(rt_trace *t, uint64_t number)
+{
+	rt_leak_check *c = rt_trace_checks(t);
+	size_t lo = 0, hi = rt_trace_check_count(t);
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c[mid].number > number)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return &c[lo];
+}
+
 /* CHECKLOSS: one loss record of a check written before it (format 1.4). */
 static bool rec_checkloss(rd *r, stream *s)
 {
@@ -625,11 +641,10 @@ static bool rec_checkloss(rd *r, stream *s)
 	if (!rt_trace_add_check_loss(r->t, number, &l))
 		return rt_bin_bad(r, off_of(r, s->rec), "expected a CHECK record numbered %" PRIu64 " before this CHECKLOSS record",
 				  number);
-	size_t i = rt_trace_check_count(r->t);
-	while (rt_trace_check_at(r->t, --i)->number != number)
-		;
-	ids[0] = i;
-	ids[1] = rt_trace_check_at(r->t, i)->nloss - 1;
+	/* the check's number, not its place: checks are kept in number order,
+	 * and one read later from another thread's chunk may come before it */
+	ids[0] = number;
+	ids[1] = check_by_number(r->t, number)->nloss - 1;
 	rt_grow((void **)&r->check_ids, &r->ccheck_ids, r->ncheck_ids + 1, sizeof *r->check_ids);
 	memcpy(r->check_ids[r->ncheck_ids++], ids, sizeof ids);
 	return true;
@@ -689,9 +704,8 @@ void rt_bin_resolve_heapcheck(rd *r)
 		e[i].free_fn = id_or_none(&r->fns, id[4]);
 		e[i].free_bt = id_or_none(&r->bts, id[5]);
 	}
-	rt_leak_check *c = r->ncheck_ids ? rt_trace_checks(r->t) : NULL;
 	for (size_t i = 0; i < r->ncheck_ids; i++) {
-		rt_loss_record *l = &c[r->check_ids[i][0]].loss[r->check_ids[i][1]];
+		rt_loss_record *l = &check_by_number(r->t, r->check_ids[i][0])->loss[r->check_ids[i][1]];
 		l->fn = id_or_none(&r->fns, r->check_ids[i][2]);
 		l->bt = id_or_none(&r->bts, r->check_ids[i][3]);
 	}

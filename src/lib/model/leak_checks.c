@@ -52,6 +52,13 @@ void rt_trace_add_check(rt_trace *t, const rt_leak_check *c)
 		memcpy(k.loss, c->loss, c->nloss * sizeof *k.loss);
 	}
 	RT_PUSH(cs->c, cs->n, cs->cap, k);
+	/* Threads write their records into chunks of their own, so a check
+	 * may be read before an earlier one: keep them in number order, which
+	 * is call order and the order deltas are taken in. */
+	size_t i = cs->n - 1;
+	for (; i > 0 && cs->c[i - 1].number > k.number; i--)
+		cs->c[i] = cs->c[i - 1];
+	cs->c[i] = k;
 }
 
 bool rt_trace_add_check_loss(rt_trace *t, uint64_t number, const rt_loss_record *l)
