@@ -20,6 +20,21 @@ f=$(ls true-*.rtrace)
 [ "$(stat -c %s "$f")" = $((4096 + 65536)) ] && ok || bad "/bin/true: trace of $(stat -c %s "$f") bytes"
 "$RTRACE" postproc -i "$f" > pp.out 2>&1 && ok || bad "/bin/true: trace unreadable: $(head -3 pp.out)"
 
+# the tracer brings into the program only itself, libc, libunwind (the
+# fallback unwinder) and libgcc_s (operator new's cleanups): no libdw,
+# libelf, libz, libbz2, and liblzma only as Debian's libunwind's own
+lib=$BUILD_DIR/librtrace-preload.so
+needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
+[ "$needed" = "libc.so.6 libgcc_s.so.1 libunwind.so.8 " ] && ok || bad "the tracer needs: $needed"
+unw=$(ldd "$lib" | awk '/libunwind/ { print $3 }')
+for l in libdw libelf libz libbz2 liblzma; do
+  if ldd "$lib" | grep -q "^[[:space:]]*$l\.so"; then
+    [ "$l" = liblzma ] && ldd "$unw" | grep -q liblzma && continue
+    bad "the tracer loads $l: $(ldd "$lib" | tr '\n' ' ')"
+  fi
+done
+ok
+
 # a program that leaks: the roots are read, the verdicts are memcheck's
 n=$(vm_reads "$PROGRAMS/tp_leaks")
 [ "$n" -gt 0 ] && ok || bad "tp_leaks: no root memory read"
