@@ -20,6 +20,18 @@ f=$(ls true-*.rtrace)
 [ "$(stat -c %s "$f")" = $((4096 + 65536)) ] && ok || bad "/bin/true: trace of $(stat -c %s "$f") bytes"
 "$RTRACE" postproc -i "$f" > pp.out 2>&1 && ok || bad "/bin/true: trace unreadable: $(head -3 pp.out)"
 
+# a forked child starts its trace from its parent's module list: it reads
+# /proc/self/maps only for its own leak check at exit (the parent also
+# at its start), and its MODULE records are the parent's
+rm -f ./*.rtrace st
+strace -f -qq -e trace=pread64 -e signal=none -o st "$RTRACE" run -q -o "$TMP" -- "$PROGRAMS/tp_fork" > /dev/null 2>&1
+reads=$(grep -E 'pread64\([0-9]+, "[0-9a-f]+-[0-9a-f]+ ' st | awk '{ print $1 }' | sort | uniq -c | sort -n | awk '{ printf "%s ", $1 }')
+set -- $reads
+[ $# = 2 ] && [ "$1" -lt "$2" ] && ok || bad "tp_fork: /proc/self/maps reads per process: $reads"
+for f in tp_fork-*.rtrace; do "$RTRACE" postproc -i "$f" | grep '^:' > "$f.modules"; done
+set -- tp_fork-*.modules
+[ $# = 2 ] && [ -s "$1" ] && cmp -s "$1" "$2" && ok || bad "tp_fork: parent and child modules differ: $(cat "$@" | head -20)"
+
 # the tracer brings into the program only itself, libc, libunwind (the
 # fallback unwinder) and libgcc_s (operator new's cleanups): no libdw,
 # libelf, libz, libbz2, and liblzma only as Debian's libunwind's own
