@@ -269,7 +269,7 @@ static rule_table *table_get(void)
 	t = rt_pages(sizeof *t);
 	if (!t)
 		return NULL;
-	t->mask = 4095;
+	t->mask = 1023; /* 16 KiB, doubled as rules come: a short process touches few pages */
 	t->slots = rt_pages((t->mask + 1) * sizeof(rule));
 	t->memo = rt_pages(MEMO_BYTES);
 	if (!t->slots || !t->memo) {

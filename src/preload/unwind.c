@@ -123,7 +123,7 @@ static rt_btcache *cache_get(void)
 	rt_btcache *c = rt_pages(sizeof *c);
 	if (!c)
 		return NULL;
-	c->nslots = 4096;
+	c->nslots = 1024; /* 24 KiB, doubled as stacks come */
 	c->slots = rt_pages(c->nslots * sizeof(slot));
 	c->cips = 65536;
 	c->ips = rt_pages(c->cips * sizeof(uintptr_t));
