@@ -32,6 +32,15 @@ for f in tp_fork-*.rtrace; do "$RTRACE" postproc -i "$f" | grep '^:' > "$f.modul
 set -- tp_fork-*.modules
 [ $# = 2 ] && [ -s "$1" ] && cmp -s "$1" "$2" && ok || bad "tp_fork: parent and child modules differ: $(cat "$@" | head -20)"
 
+# code loaded after start, by dlopen and by glibc itself (iconv's gconv
+# modules): the child's module list is read again, not taken from its parent
+rm -f ./*.rtrace
+"$RTRACE" run -q -o "$TMP" -- "$PROGRAMS/tp_dlfork" "$PROGRAMS/libtp_plugin.so" > /dev/null 2>&1 || bad "tp_dlfork failed"
+child=$(ls tp_dlfork-*.rtrace | sort -t- -k2 -n | tail -n 1) # the later pid: the child
+"$RTRACE" postproc -i "$child" | grep '^:' > child.modules
+grep -q 'libtp_plugin\.so' child.modules && grep -q 'ISO8859-15\.so' child.modules && ok ||
+  bad "tp_dlfork: the child's modules lack the plugin or the gconv module: $(cat child.modules)"
+
 # the tracer brings into the program only itself, libc, libunwind (the
 # fallback unwinder) and libgcc_s (operator new's cleanups): no libdw,
 # libelf, libz, libbz2, and liblzma only as Debian's libunwind's own
