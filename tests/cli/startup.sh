@@ -41,6 +41,12 @@ child=$(ls tp_dlfork-*.rtrace | sort -t- -k2 -n | tail -n 1) # the later pid: th
 grep -q 'libtp_plugin\.so' child.modules && grep -q 'ISO8859-15\.so' child.modules && ok ||
   bad "tp_dlfork: the child's modules lack the plugin or the gconv module: $(cat child.modules)"
 
+# libunwind sets itself up (a pipe to probe memory) only when a stack
+# needs it: tp_leaks's stacks are all read by the cached rules
+rm -f ./*.rtrace st
+strace -f -qq -e trace=pipe2 -o st "$RTRACE" run -q -o "$TMP" -- "$PROGRAMS/tp_leaks" > /dev/null 2>&1
+! grep -q 'pipe2(.*O_NONBLOCK' st && ok || bad "tp_leaks: libunwind was set up: $(cat st)"
+
 # the tracer brings into the program only itself, libc, libunwind (the
 # fallback unwinder) and libgcc_s (operator new's cleanups): no libdw,
 # libelf, libz, libbz2, and liblzma only as Debian's libunwind's own
