@@ -47,6 +47,15 @@ rm -f ./*.rtrace st
 strace -f -qq -e trace=pipe2 -o st "$RTRACE" run -q -o "$TMP" -- "$PROGRAMS/tp_leaks" > /dev/null 2>&1
 ! grep -q 'pipe2(.*O_NONBLOCK' st && ok || bad "tp_leaks: libunwind was set up: $(cat st)"
 
+# the main thread's stack bounds come without glibc's read of
+# /proc/self/maps (pthread_getattr_np) at the first stack
+if strace -k -qq -e trace=none true 2> /dev/null; then
+  strace -f -k -qq -e trace=openat -o st "$RTRACE" run -q -o "$TMP" -- "$PROGRAMS/tp_leaks" > /dev/null 2>&1
+  ! grep -q pthread_getattr_np st && ok || bad "tp_leaks: pthread_getattr_np read /proc/self/maps"
+else
+  echo "strace -k (stack traces) is not supported here: pthread_getattr_np check skipped" >&2
+fi
+
 # the tracer brings into the program only itself, libc, libunwind (the
 # fallback unwinder) and libgcc_s (operator new's cleanups): no libdw,
 # libelf, libz, libbz2, and liblzma only as Debian's libunwind's own
