@@ -15,6 +15,11 @@
 #   heaptrack   heaptrack -o FILE /bin/true (skipped when not installed)
 #   loop        bash -c 'for i in 1..100; do /bin/true; done'
 #   loop-rtrace the same under rtrace run -q --follow-children
+# Then the memory the tracer adds to the traced process (RssAnon and
+# RssFile of /proc/PID/status, kB, medians of 3): an idle program
+# (`sleep`, sampled while it sleeps) and bench/churn.c (CHURN_N
+# iterations, peak RSS from wait4, as /usr/bin/time's %M), each plain and
+# with the tracer library preloaded.
 #
 # Environment:
 #   RTRACE=path    rtrace binary (default build/rtrace)
@@ -28,6 +33,7 @@
 #                  sample's class (loading, tracer start, exit leak check,
 #                  ...), then the top symbols
 #   IDLE_WAIT=s    wait up to s seconds for an idle CPU first (60)
+#   CHURN_N=n      churn iterations for the RSS figures (200000)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -105,7 +111,7 @@ for ((r = 0; r < N; r++)); do # the configurations take turns
 		time_one "$c" >>"$out/$c.us"
 	done
 done
-declare -A cpu
+declare -A cpu anon file peak
 for c in "${configs[@]}"; do
 	[ -n "$c" ] || continue
 	res[$c]=$(cut -d' ' -f1 "$out/$c.us" | median)
@@ -129,6 +135,46 @@ row() { # CONFIG BASE PER: one line, with the ratios to BASE and the cost added 
 for c in plain rtrace preload heaptrack; do [ -n "${res[$c]:-}" ] && row "$c" plain 1; done
 # the cost per /bin/true of the loop (each is also a traced fork of bash)
 for c in loop loop-rtrace; do [ -n "${res[$c]:-}" ] && row "$c" loop 100; done
+
+# ---- the traced program's memory ----
+# "RssAnon RssFile" (kB) of `sleep 2`, sampled after 1 s; $1: preload or
+# plain. The tracer takes its variables out of the environment of what it
+# traces: env passes them on to sleep with the follow flag (c)
+idle_rss() {
+	local vars=(X=1)
+	[ "$1" = preload ] && vars=("${preload_env[@]}" RTRACE_FLAGS=c)
+	env "${vars[@]}" sleep 2 &
+	local pid=$!
+	sleep 1
+	[ "$(readlink "/proc/$pid/exe")" = "$(readlink -f "$(command -v sleep)")" ] ||
+		echo "startup.sh: pid $pid is not sleep" >&2
+	awk '/^RssAnon/ { a = $2 } /^RssFile/ { f = $2 } END { print a, f }' "/proc/$pid/status"
+	wait "$pid"
+	clean
+}
+# peak RSS (kB) of churn; $1: preload or plain (time's figure is churn's)
+churn_rss() {
+	local vars=(X=1)
+	[ "$1" = preload ] && vars=("${preload_env[@]}" RTRACE_FLAGS=c)
+	env "${vars[@]}" /usr/bin/time -f %M -o "$out/churn.rss" "$out/churn" "$CHURN_N" 1 >/dev/null 2>&1
+	cat "$out/churn.rss"
+	clean
+}
+CHURN_N=${CHURN_N:-200000}
+cc -O2 -g -pthread -o "$out/churn" "$here/churn.c"
+echo "memory of the traced process (kB, medians of 3)"
+for m in plain preload; do
+	for i in 1 2 3; do idle_rss "$m"; done >"$out/idle.$m"
+	for i in 1 2 3; do churn_rss "$m"; done >"$out/churn.$m"
+	anon[$m]=$(cut -d' ' -f1 "$out/idle.$m" | median)
+	file[$m]=$(cut -d' ' -f2 "$out/idle.$m" | median)
+	peak[$m]=$(median <"$out/churn.$m")
+done
+printf '  idle (sleep): RssAnon %d + RssFile %d plain; %d + %d traced: +%d kB anonymous, %+d kB file\n' \
+	"${anon[plain]}" "${file[plain]}" "${anon[preload]}" "${file[preload]}" \
+	$((anon[preload] - anon[plain])) $((file[preload] - file[plain]))
+printf '  churn %d 1: peak RSS %d kB plain, %d kB traced: +%d kB\n' "$CHURN_N" "${peak[plain]}" \
+	"${peak[preload]}" $((peak[preload] - peak[plain]))
 
 # the class of each sample of the traced /bin/true: the first whose
 # functions its call chain holds, in this order

@@ -25,7 +25,7 @@
  *                 path unw_backtrace falls back to), per-thread caching
  *   cached        the tracer's unwinder (src/preload/cfi.c, compiled in with
  *                 USE_CFI=1): unwind rules read once per return address
- *                 from .eh_frame with libdw and cached per thread, plus the
+ *                 from .eh_frame (src/preload/ehframe.c) and cached per thread, plus the
  *                 memo of the thread's previous walk (a repeated stack
  *                 costs one compare per frame)
  *   cached-rules  the same with the memo dropped before every backtrace:

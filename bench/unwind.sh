@@ -36,7 +36,7 @@ for v in O2 O2-fp; do
 	"$cc" "${flags[@]}" -DUSE_LIBUNWIND=0 -o "$out/unwind-$v-gcc" "$here/unwind.c"
 	"$cc" "${flags[@]}" -DUSE_LIBUNWIND=1 -o "$out/unwind-$v-unw" "$here/unwind.c" -lunwind
 	"$cc" "${flags[@]}" -DUSE_LIBUNWIND=0 -DUSE_CFI=1 -o "$out/unwind-$v-cfi" "$here/unwind.c" \
-		"$here/../src/preload/cfi.c" -ldw -lelf
+		"$here/../src/preload/cfi.c" "$here/../src/preload/ehframe.c"
 done
 
 echo "== unwinder micro-benchmark, $(date '+%Y-%m-%d %H:%M %Z')"

@@ -4,9 +4,9 @@
 # (fuzz_text_read), the binary trace reader (fuzz_bin_read), then the
 # Valgrind XML reader (fuzz_vgxml_read), the Callgrind reader and annotate
 # report (fuzz_cg_read), the suppression file reader and matcher
-# (fuzz_supp_read).
+# (fuzz_supp_read), the tracer's call-frame reader (fuzz_ehframe).
 #
-#   scripts/fuzz.sh [SECONDS]        default 60, shared by the five harnesses
+#   scripts/fuzz.sh [SECONDS]        default 60, shared by the six harnesses
 #
 # Seeds of fuzz_text_read: the sp-rtrace conformance fixtures
 # (../shared/fixtures relative to the repository root, or $RTRACE_FIXTURES),
@@ -19,6 +19,8 @@
 # tests/data/vgxml) and tests/fuzz/regressions-vgxml/.
 # Seeds of fuzz_supp_read: tests/fuzz/corpus-supp/ and
 # tests/fuzz/regressions-supp/ when it exists.
+# Seeds of fuzz_ehframe: tests/fuzz/corpus-ehframe/ (real segments cut by
+# tests/fuzz/ehframe_seed.sh) and tests/fuzz/regressions-ehframe/ when it exists.
 # Set FUZZ_NO_REGRESSIONS=1 to leave the regression inputs out, e.g. while a
 # known bug is still open. Everything the run writes (new corpus entries,
 # crash inputs, the logs) goes to a temporary directory ($FUZZ_WORKDIR if
@@ -34,7 +36,7 @@ if ! [[ $secs =~ ^[1-9][0-9]*$ ]]; then
   echo "usage: $0 [SECONDS]   (a positive number of seconds, default 60)" >&2
   exit 2
 fi
-share=$((secs / 5 > 0 ? secs / 5 : 1)) # each harness's share
+share=$((secs / 6 > 0 ? secs / 6 : 1)) # each harness's share
 
 fixtures=${RTRACE_FIXTURES:-$root/../shared/fixtures}/sp-rtrace/postproc
 if [ ! -d "$fixtures" ]; then
@@ -53,7 +55,7 @@ else
   # has no rule for it
   cmake -S "$root" -B "$build" -DRTRACE_FUZZ=ON -DRTRACE_TESTS=OFF >/dev/null
 fi
-cmake --build "$build" --target fuzz_text_read fuzz_bin_read fuzz_vgxml_read fuzz_cg_read fuzz_supp_read -j"$(nproc 2>/dev/null || echo 2)" >/dev/null
+cmake --build "$build" --target fuzz_text_read fuzz_bin_read fuzz_vgxml_read fuzz_cg_read fuzz_supp_read fuzz_ehframe -j"$(nproc 2>/dev/null || echo 2)" >/dev/null
 
 work=${FUZZ_WORKDIR:-$(mktemp -d "${TMPDIR:-/tmp}/rtrace-fuzz.XXXXXX")}
 
@@ -140,5 +142,12 @@ mkdir -p "$corpus" "$work/fuzz_supp_read/artifacts"
 copy_seeds "$root/tests/fuzz/corpus-supp" ""
 [ -n "${FUZZ_NO_REGRESSIONS:-}" ] || copy_seeds "$root/tests/fuzz/regressions-supp" regression-
 fuzz fuzz_supp_read "$root/tests/fuzz/dict/supp.dict" || status=1
+
+# the tracer's .eh_frame reader: real segments (tests/fuzz/ehframe_seed.sh)
+corpus=$work/fuzz_ehframe/corpus
+mkdir -p "$corpus" "$work/fuzz_ehframe/artifacts"
+copy_seeds "$root/tests/fuzz/corpus-ehframe" ""
+[ -n "${FUZZ_NO_REGRESSIONS:-}" ] || copy_seeds "$root/tests/fuzz/regressions-ehframe" regression-
+fuzz fuzz_ehframe "$root/tests/fuzz/dict/ehframe.dict" || status=1
 
 exit $status

@@ -6,33 +6,35 @@
  * in 16 bytes, so each thread keeps a table from return address to rule
  * and a backtrace is a loop of lookups and two loads per frame.
  *
- * A missing rule is read from the module's .eh_frame with libdw, under a
- * lock (libdw's CFI reader is not thread-safe). Anything else (DWARF
- * expressions, signal frames, registers saved in registers, code without
- * CFI, a frame outside the thread's stack) makes rt_cfi_backtrace() return
- * -1 and the caller falls back to a general unwinder, so unusual stacks
- * are as correct as that unwinder makes them.
+ * A missing rule is read from the module's .eh_frame in memory
+ * (ehframe.c: the loaded PT_GNU_EH_FRAME segment's search table, one
+ * FDE's program; ~1-3 us), under a lock that guards the list of modules
+ * only and is held around no call that allocates or waits on another
+ * lock but ld.so's (dl_iterate_phdr, once per module). Anything else
+ * (DWARF expressions, registers saved in registers, code without CFI, a
+ * frame outside the thread's stack) makes rt_cfi_backtrace() return -1
+ * and the caller falls back to a general unwinder, so unusual stacks are
+ * as correct as that unwinder makes them; signal frames are read from
+ * the kernel's ucontext.
  *
- * This code runs inside malloc: its own memory comes from mmap, and libdw's
- * allocations happen with the tracer's reentrancy guard set. */
+ * This code runs inside malloc: its own memory comes from mmap, and it
+ * allocates nothing else. */
 #define _GNU_SOURCE
 #include "cfi.h"
+#include "ehframe.h"
 #include "pages.h"
 
 #if defined(__x86_64__)
 
-#include <dwarf.h>
-#include <elfutils/libdw.h>
-#include <fcntl.h>
-#include <gelf.h>
-#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/ucontext.h>
 #include <unistd.h>
 
@@ -41,11 +43,8 @@
 enum { DW_RBP = 6, DW_RSP = 7 };
 
 enum rule_kind {
-	RULE_SP = 1,  /* CFA = rsp + cfa_off */
-	RULE_BP,      /* CFA = rbp + cfa_off */
-	RULE_END,     /* outermost frame: the return address is undefined */
-	RULE_SIGNAL,  /* signal trampoline: the caller's registers are in a ucontext */
-	RULE_OTHER,   /* needs the general unwinder */
+	RULE_SP = RT_CFI_SP, RULE_BP = RT_CFI_BP, RULE_END = RT_CFI_END,
+	RULE_SIGNAL = RT_CFI_SIGNAL, RULE_OTHER = RT_CFI_OTHER,
 };
 
 typedef struct rule {
@@ -92,9 +91,9 @@ typedef struct rule_table {
 } rule_table;
 
 typedef struct module {
-	uintptr_t lo, hi, bias;
-	Elf *elf;
-	Dwarf_CFI *cfi; /* NULL: no usable CFI */
+	uintptr_t lo, hi;
+	rt_eh_src src;
+	bool has_cfi;
 } module;
 
 #define MAX_MODULES 1024
@@ -103,7 +102,6 @@ static struct {
 	pthread_mutex_t lock;
 	module mods[MAX_MODULES];
 	size_t nmods;
-	bool elf_ready;
 } reader = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static _Atomic unsigned rules_gen;
@@ -113,60 +111,8 @@ static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
 /* ---- reading rules from .eh_frame ---- */
 
-typedef struct find_ctx {
-	uintptr_t pc;
-	module *m;
-	const char *path;
-	bool main_program, found;
-} find_ctx;
-
-static int find_object(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	find_ctx *f = arg;
-	uintptr_t lo = UINTPTR_MAX, hi = 0;
-	bool hit = false;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD)
-			continue;
-		uintptr_t a = info->dlpi_addr + ph->p_vaddr, b = a + ph->p_memsz;
-		lo = a < lo ? a : lo;
-		hi = b > hi ? b : hi;
-		hit |= f->pc >= a && f->pc < b;
-	}
-	if (!hit)
-		return 0;
-	f->m->lo = lo;
-	f->m->hi = hi;
-	f->m->bias = info->dlpi_addr;
-	f->path = info->dlpi_name;
-	f->main_program = !info->dlpi_name || !info->dlpi_name[0];
-	f->found = true;
-	return 1;
-}
-
-/* The module file, read by libelf from a private mapping, so that no
- * descriptor stays open in the traced program. */
-static void open_cfi(module *m, const char *path)
-{
-	if (!reader.elf_ready) {
-		elf_version(EV_CURRENT);
-		reader.elf_ready = true;
-	}
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	m->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (m->elf && elf_cntl(m->elf, ELF_C_FDDONE) != 0) {
-		elf_end(m->elf);
-		m->elf = NULL;
-	}
-	close(fd);
-	if (m->elf)
-		m->cfi = dwarf_getcfi_elf(m->elf);
-}
-
+/* The module holding pc, found once with dl_iterate_phdr; its call-frame
+ * information is read from its mapped memory (ehframe.c). */
 static module *module_for(uintptr_t pc)
 {
 	for (size_t i = 0; i < reader.nmods; i++)
@@ -175,67 +121,49 @@ static module *module_for(uintptr_t pc)
 	if (reader.nmods == MAX_MODULES)
 		return NULL;
 	module *m = &reader.mods[reader.nmods];
-	memset(m, 0, sizeof *m);
-	find_ctx f = {.pc = pc, .m = m};
-	dl_iterate_phdr(find_object, &f);
-	if (!f.found)
-		return NULL; /* not in any loaded object (JIT code, vdso) */
+	m->has_cfi = rt_eh_src_of(pc, &m->src, &m->lo, &m->hi);
+	if (m->hi <= m->lo)
+		return NULL; /* not in any loaded object (JIT code) */
 	reader.nmods++;
-	if (f.main_program)
-		open_cfi(m, "/proc/self/exe");
-	else if (f.path[0] == '/')
-		open_cfi(m, f.path);
 	return m;
 }
 
 /* A register's rule: 1 with *off set for "saved at CFA+off", 0 for
- * "unchanged", -1 for undefined, -2 for anything else. */
-static int reg_rule(Dwarf_Frame *fr, int reg, int64_t *off)
+ * "unchanged", -1 for undefined, -2 for anything else. An unspecified
+ * frame pointer is unchanged (callee-saved in the ABI); an unspecified
+ * return address is not known. */
+static int reg_rule(const rt_eh_reg *g, bool is_ra, int64_t *off)
 {
-	Dwarf_Op mem[3], *ops;
-	size_t n;
-	if (dwarf_frame_register(fr, reg, mem, &ops, &n) != 0)
-		return -2;
-	if (n == 0)
-		return ops ? -1 : 0;
-	if (ops[0].atom != DW_OP_call_frame_cfa)
-		return -2;
-	if (n == 1) {
-		*off = 0;
-		return 1;
+	switch (g->rule) {
+	case RT_EH_OFFSET: *off = g->off; return 1;
+	case RT_EH_SAME: return 0;
+	case RT_EH_UNDEF: return -1;
+	case RT_EH_UNSPEC: return is_ra ? -2 : 0;
+	default: return -2;
 	}
-	if (n == 2 && ops[1].atom == DW_OP_plus_uconst) {
-		*off = (int64_t)ops[1].number;
-		return 1;
-	}
-	return -2;
 }
 
-static void rule_from_frame(Dwarf_Frame *fr, rule *r)
+void rt_cfi_rule_of(const rt_eh_row *row, rt_cfi_rule *r)
 {
-	bool signal = false;
-	int ra = dwarf_frame_info(fr, NULL, NULL, &signal);
-	Dwarf_Op *ops;
-	size_t n;
 	int64_t ra_off = 0, bp_off = 0;
-	r->kind = signal ? RULE_SIGNAL : RULE_OTHER;
-	if (ra < 0 || signal || dwarf_frame_cfa(fr, &ops, &n) != 0)
+	*r = (rt_cfi_rule){.kind = row->signal ? RT_CFI_SIGNAL : RT_CFI_OTHER};
+	if (row->signal)
 		return;
-	int ra_kind = reg_rule(fr, ra, &ra_off);
+	int ra_kind = reg_rule(&row->ra, true, &ra_off);
 	if (ra_kind == -1) {
-		r->kind = RULE_END;
+		r->kind = RT_CFI_END;
 		return;
 	}
-	if (n != 1 || ops[0].atom != DW_OP_bregx || ra_kind != 1 || ra_off < -128 || ra_off > 127)
+	if (row->cfa_expr || ra_kind != 1 || ra_off < -128 || ra_off > 127)
 		return;
-	int bp_kind = reg_rule(fr, DW_RBP, &bp_off);
+	int bp_kind = reg_rule(&row->fp, false, &bp_off);
 	if (bp_kind == -2 || (bp_kind == 1 && (bp_off == 0 || bp_off < INT16_MIN || bp_off > INT16_MAX)))
 		return;
-	int64_t cfa_off = (int64_t)ops[0].number2;
-	if ((ops[0].number != DW_RSP && ops[0].number != DW_RBP) || cfa_off < INT32_MIN || cfa_off > INT32_MAX)
+	if ((row->cfa_reg != DW_RSP && row->cfa_reg != DW_RBP) || row->cfa_off < INT32_MIN ||
+	    row->cfa_off > INT32_MAX)
 		return;
-	r->kind = ops[0].number == DW_RSP ? RULE_SP : RULE_BP;
-	r->cfa_off = (int32_t)cfa_off;
+	r->kind = row->cfa_reg == DW_RSP ? RT_CFI_SP : RT_CFI_BP;
+	r->cfa_off = (int32_t)row->cfa_off;
 	r->ra_off = (int8_t)ra_off;
 	r->rbp_off = bp_kind == 1 ? (int16_t)bp_off : 0; /* undefined rbp: left as is */
 }
@@ -245,10 +173,14 @@ static void read_rule(uintptr_t key, rule *r)
 	r->kind = RULE_OTHER;
 	pthread_mutex_lock(&reader.lock);
 	module *m = module_for(key);
-	Dwarf_Frame *fr = NULL;
-	if (m && m->cfi && dwarf_cfi_addrframe(m->cfi, key - m->bias, &fr) == 0) {
-		rule_from_frame(fr, r);
-		free(fr);
+	rt_eh_row row;
+	if (m && m->has_cfi && rt_eh_find(&m->src, key, DW_RBP, &row) == 0) {
+		rt_cfi_rule cr;
+		rt_cfi_rule_of(&row, &cr);
+		r->kind = cr.kind;
+		r->cfa_off = cr.cfa_off;
+		r->ra_off = cr.ra_off;
+		r->rbp_off = cr.rbp_off;
 	}
 	pthread_mutex_unlock(&reader.lock);
 }
@@ -308,8 +240,32 @@ static void make_key(void)
 	pthread_key_create(&table_key, table_free);
 }
 
+/* The main thread's stack: from the top of its mapping (the kernel puts
+ * the program's file name, AT_EXECFN, in its last page) down by the
+ * stack limit, as glibc's pthread_getattr_np does but without the read
+ * of /proc/self/maps through stdio it makes to clamp the limit (an
+ * fopen, a malloc'd buffer, a line per mapping: ~30 us in a shell, in
+ * every traced process that allocates). false: another thread, or no
+ * finite limit below the stack's top (then glibc's). */
+static bool main_stack(rule_table *t)
+{
+	struct rlimit rl;
+	uintptr_t name = (uintptr_t)getauxval(AT_EXECFN);
+	if (!name || gettid() != getpid() || getrlimit(RLIMIT_STACK, &rl) != 0 ||
+	    rl.rlim_cur == RLIM_INFINITY)
+		return false;
+	uintptr_t hi = (name | 4095) + 1;
+	if (rl.rlim_cur >= hi || (uintptr_t)&rl >= hi || (uintptr_t)&rl < hi - rl.rlim_cur)
+		return false;
+	t->stack_lo = hi - rl.rlim_cur;
+	t->stack_hi = hi;
+	return true;
+}
+
 static void stack_bounds(rule_table *t)
 {
+	if (main_stack(t))
+		return;
 	pthread_attr_t a;
 	void *addr;
 	size_t size;
@@ -339,7 +295,7 @@ static rule_table *table_get(void)
 	t = rt_pages(sizeof *t);
 	if (!t)
 		return NULL;
-	t->mask = 4095;
+	t->mask = 1023; /* 16 KiB, doubled as rules come: a short process touches few pages */
 	t->slots = rt_pages((t->mask + 1) * sizeof(rule));
 	t->memo = rt_pages(MEMO_BYTES);
 	if (!t->slots || !t->memo) {
@@ -654,12 +610,6 @@ void rt_cfi_forget(void)
 void rt_cfi_invalidate(void)
 {
 	pthread_mutex_lock(&reader.lock);
-	for (size_t i = 0; i < reader.nmods; i++) {
-		if (reader.mods[i].cfi)
-			dwarf_cfi_end(reader.mods[i].cfi);
-		if (reader.mods[i].elf)
-			elf_end(reader.mods[i].elf);
-	}
 	reader.nmods = 0;
 	atomic_fetch_add_explicit(&rules_gen, 1, memory_order_release);
 	pthread_mutex_unlock(&reader.lock);

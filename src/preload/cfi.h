@@ -2,7 +2,7 @@
  * tracer's hot path costs one small hash lookup per frame: the rule for
  * each return address (where the caller's frame starts and where the
  * return address and rbp were saved) is read once from the module's
- * .eh_frame with libdw and kept per thread. Stacks the rules cannot
+ * .eh_frame in memory (ehframe.h) and kept per thread. Stacks the rules cannot
  * describe (signal frames, code without CFI, alternate signal stacks,
  * other architectures) are left to a general unwinder. */
 #ifndef RT_CFI_H
@@ -10,6 +10,27 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+
+struct rt_eh_row;
+
+/* A return address's rule, as the walk uses it. */
+enum rt_cfi_kind {
+	RT_CFI_SP = 1, /* CFA = rsp + cfa_off */
+	RT_CFI_BP,     /* CFA = rbp + cfa_off */
+	RT_CFI_END,    /* outermost frame: the return address is undefined */
+	RT_CFI_SIGNAL, /* signal trampoline: the caller's registers are in a ucontext */
+	RT_CFI_OTHER,  /* needs the general unwinder */
+};
+
+typedef struct rt_cfi_rule {
+	int32_t cfa_off;
+	int16_t rbp_off; /* where rbp is saved, from CFA; 0 = unchanged */
+	int8_t ra_off;   /* where the return address is saved, from CFA */
+	uint8_t kind;    /* enum rt_cfi_kind */
+} rt_cfi_rule;
+
+/* The rule of a CFA table row (x86-64). */
+void rt_cfi_rule_of(const struct rt_eh_row *row, rt_cfi_rule *r);
 
 /* Fills ips[] with up to max return addresses of the caller's stack,
  * after dropping the innermost `skip` of them (the caller's own frames).

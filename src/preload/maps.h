@@ -22,6 +22,10 @@ typedef struct rt_maps_line {
 /* The whole file, NUL-terminated, in pages of its own (*cap bytes, for
  * munmap); *len: its length. NULL (and errno) when it cannot be read. */
 char *rt_maps_read(size_t *len, size_t *cap);
+/* The executable mappings at least (the lines MODULE records are made
+ * of), as rt_maps_read gives them; in a forked child, its parent's last
+ * list while ld.so has loaded and unloaded nothing since (maps.c). */
+char *rt_maps_read_modules(size_t *len, size_t *cap);
 /* The next well-formed line at *at (lines end with a newline or a NUL),
  * *at moved past it; false at end. */
 bool rt_maps_next(const char **at, const char *end, rt_maps_line *l);

@@ -212,7 +212,7 @@ void rt_write_maps(void)
 {
 	static _Atomic uint64_t generation;
 	size_t n = 0, cap = 0;
-	char *maps = rt_maps_read(&n, &cap);
+	char *maps = rt_maps_read_modules(&n, &cap);
 	uint8_t rec[16], *p = rec;
 	*p++ = RT_REC_MAPS;
 	p = rt_put_varint(p, atomic_fetch_add(&generation, 1) + 1);

@@ -62,8 +62,13 @@ static void cache_free(void *arg)
 static void make_key(void)
 {
 	pthread_key_create(&cache_key, cache_free);
-	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 }
+
+/* libunwind sets itself up on first use (a pipe to probe memory, moved
+ * to high descriptors: ~27 system calls): only a process whose stacks
+ * need it pays for it. */
+static pthread_once_t unw_once = PTHREAD_ONCE_INIT;
+static void unw_setup(void) { unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD); }
 
 void rt_btcache_reset(void)
 {
@@ -123,7 +128,7 @@ static rt_btcache *cache_get(void)
 	rt_btcache *c = rt_pages(sizeof *c);
 	if (!c)
 		return NULL;
-	c->nslots = 4096;
+	c->nslots = 1024; /* 24 KiB, doubled as stacks come */
 	c->slots = rt_pages(c->nslots * sizeof(slot));
 	c->cips = 65536;
 	c->ips = rt_pages(c->cips * sizeof(uintptr_t));
@@ -239,6 +244,7 @@ static void print_stack(const char *what, uint64_t id, const uintptr_t *ips, uin
  * OWN_FRAMES addresses. Inlined, so that it adds no frame of its own. */
 static inline __attribute__((always_inline)) uint64_t libunwind_stack(rt_btcache *c, uintptr_t *ips, int *n)
 {
+	pthread_once(&unw_once, unw_setup);
 	*n = unw_backtrace((void **)ips, (int)rt_opt.depth + OWN_FRAMES) - OWN_FRAMES;
 	if (*n <= 0)
 		return 0;

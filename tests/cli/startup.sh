@@ -20,6 +20,57 @@ f=$(ls true-*.rtrace)
 [ "$(stat -c %s "$f")" = $((4096 + 65536)) ] && ok || bad "/bin/true: trace of $(stat -c %s "$f") bytes"
 "$RTRACE" postproc -i "$f" > pp.out 2>&1 && ok || bad "/bin/true: trace unreadable: $(head -3 pp.out)"
 
+# a forked child starts its trace from its parent's module list: it reads
+# /proc/self/maps only for its own leak check at exit (the parent also
+# at its start), and its MODULE records are the parent's
+rm -f ./*.rtrace st
+strace -f -qq -e trace=pread64 -e signal=none -o st "$RTRACE" run -q -o "$TMP" -- "$PROGRAMS/tp_fork" > /dev/null 2>&1
+reads=$(grep -E 'pread64\([0-9]+, "[0-9a-f]+-[0-9a-f]+ ' st | awk '{ print $1 }' | sort | uniq -c | sort -n | awk '{ printf "%s ", $1 }')
+set -- $reads
+[ $# = 2 ] && [ "$1" -lt "$2" ] && ok || bad "tp_fork: /proc/self/maps reads per process: $reads"
+for f in tp_fork-*.rtrace; do "$RTRACE" postproc -i "$f" | grep '^:' > "$f.modules"; done
+set -- tp_fork-*.modules
+[ $# = 2 ] && [ -s "$1" ] && cmp -s "$1" "$2" && ok || bad "tp_fork: parent and child modules differ: $(cat "$@" | head -20)"
+
+# code loaded after start, by dlopen and by glibc itself (iconv's gconv
+# modules): the child's module list is read again, not taken from its parent
+rm -f ./*.rtrace
+"$RTRACE" run -q -o "$TMP" -- "$PROGRAMS/tp_dlfork" "$PROGRAMS/libtp_plugin.so" > /dev/null 2>&1 || bad "tp_dlfork failed"
+child=$(ls tp_dlfork-*.rtrace | sort -t- -k2 -n | tail -n 1) # the later pid: the child
+"$RTRACE" postproc -i "$child" | grep '^:' > child.modules
+grep -q 'libtp_plugin\.so' child.modules && grep -q 'ISO8859-15\.so' child.modules && ok ||
+  bad "tp_dlfork: the child's modules lack the plugin or the gconv module: $(cat child.modules)"
+
+# libunwind sets itself up (a pipe to probe memory) only when a stack
+# needs it: tp_leaks's stacks are all read by the cached rules
+rm -f ./*.rtrace st
+strace -f -qq -e trace=pipe2 -o st "$RTRACE" run -q -o "$TMP" -- "$PROGRAMS/tp_leaks" > /dev/null 2>&1
+! grep -q 'pipe2(.*O_NONBLOCK' st && ok || bad "tp_leaks: libunwind was set up: $(cat st)"
+
+# the main thread's stack bounds come without glibc's read of
+# /proc/self/maps (pthread_getattr_np) at the first stack
+if strace -k -qq -e trace=none true 2> /dev/null; then
+  strace -f -k -qq -e trace=openat -o st "$RTRACE" run -q -o "$TMP" -- "$PROGRAMS/tp_leaks" > /dev/null 2>&1
+  ! grep -q pthread_getattr_np st && ok || bad "tp_leaks: pthread_getattr_np read /proc/self/maps"
+else
+  echo "strace -k (stack traces) is not supported here: pthread_getattr_np check skipped" >&2
+fi
+
+# the tracer brings into the program only itself, libc, libunwind (the
+# fallback unwinder) and libgcc_s (operator new's cleanups): no libdw,
+# libelf, libz, libbz2, and liblzma only as Debian's libunwind's own
+lib=$BUILD_DIR/librtrace-preload.so
+needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
+[ "$needed" = "libc.so.6 libgcc_s.so.1 libunwind.so.8 " ] && ok || bad "the tracer needs: $needed"
+unw=$(ldd "$lib" | awk '/libunwind/ { print $3 }')
+for l in libdw libelf libz libbz2 liblzma; do
+  if ldd "$lib" | grep -q "^[[:space:]]*$l\.so"; then
+    [ "$l" = liblzma ] && ldd "$unw" | grep -q liblzma && continue
+    bad "the tracer loads $l: $(ldd "$lib" | tr '\n' ' ')"
+  fi
+done
+ok
+
 # a program that leaks: the roots are read, the verdicts are memcheck's
 n=$(vm_reads "$PROGRAMS/tp_leaks")
 [ "$n" -gt 0 ] && ok || bad "tp_leaks: no root memory read"
