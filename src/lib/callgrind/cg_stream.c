@@ -7,11 +7,16 @@
  *
  * Per backtrace (by its id, as read) and resource type key (0: memory),
  * a record of costs: allocation calls, their sizes, what is still
- * allocated at the end (a live table keyed by (type, id), with the
- * semantics of rt_leaks: refcount resources counted, an id allocated
- * again without a release leaves the first allocation unfreed), and for
- * memory the heap profile's temporary allocations and bytes live at the
- * peak (rt_hp, the figures `rtrace heap` prints).
+ * allocated at the end, and for memory the heap profile's temporary
+ * allocations and bytes live at the peak. Memory's blocks are the heap
+ * profile's (rt_hp: its leaked blocks and bytes, temporary, peak, the
+ * figures `rtrace heap` prints; an address allocated again without a
+ * release releases the first block, as heaptrack's interpreter does);
+ * other types' a live table keyed by (type, id) with rt_leaks's
+ * semantics (refcount resources counted, an id allocated again without a
+ * release leaves the first allocation unfreed). One table per call:
+ * at 16M calls and ~10^5 live blocks each probe is a cache miss, the
+ * pass's largest cost after decoding.
  *
  * The backtraces are resolved after the pass: cg_stream_end appends one
  * call per backtrace with a cost, in the order their first calls came
@@ -54,6 +59,7 @@ struct cg_stream {
 	size_t nslots, nlive;
 	rt_hp *hp;
 	uint8_t key_of[RT_MAX_RESOURCES + 1]; /* type -> key + 1; 0: not known yet */
+	bool in_hp[RT_MAX_RESOURCES + 1];     /* the type's blocks are rt_hp's */
 	cg_usage u;
 	size_t base, nproxies; /* cg_stream_end's calls in t: [base, base + nproxies) */
 	bool proxied;
@@ -130,8 +136,10 @@ static uint8_t key_of(cg_stream *s, const rt_trace *t, uint8_t type)
 		return s->key_of[type] - 1;
 	const rt_resource *r = type ? rt_trace_resource_get(t, type) : NULL;
 	uint8_t k = !r || !strcmp(r->type, "memory") ? 0 : type;
-	if (r || !type)
+	if (r || !type) {
 		s->key_of[type] = (uint8_t)(k + 1);
+		s->in_hp[type] = !type || rt_trace_res_is(t, type, "memory");
+	}
 	return k;
 }
 
@@ -224,7 +232,10 @@ static void feed(cg_stream *s, rt_trace *t, const rt_call *c)
 		s->u.used[key] = true;
 		s->u.sized[key] |= c->size != 1;
 	}
-	track(s, t, c, key);
+	if (!s->in_hp[c->res_type]) {
+		track(s, t, c, key);
+		return;
+	}
 	rt_call k = *c;
 	k.args = RT_NONE; /* rt_hp releases them; they are the caller's */
 	rt_hp_feed(s->hp, t, &k);
@@ -248,11 +259,17 @@ static void close_pass(cg_stream *s)
 	rt_hp_finish(s->hp);
 	for (size_t i = 0; i < rt_hp_site_count(s->hp); i++) {
 		const rt_hp_site *h = rt_hp_site_at(s->hp, i);
-		if (!h->cost.temporary && !h->cost.peak)
+		uint64_t blocks = rt_hp_site_live_blocks(s->hp, i);
+		if (!h->cost.temporary && !h->cost.peak && !blocks)
 			continue;
 		uint64_t *v = costs(s, h->bt, 0);
+		/* rt_hp's byte sums wrap: where the site's allocated bytes were
+		 * held at 2^64-1, its live bytes are held there too */
+		bool held = v[CG_EV_SIZE] == UINT64_MAX;
 		s->u.saturated |= !cg_sat_add(&v[CG_EV_TEMPORARY], h->cost.temporary);
-		s->u.saturated |= !cg_sat_add(&v[CG_EV_PEAK], h->cost.peak);
+		s->u.saturated |= !cg_sat_add(&v[CG_EV_PEAK], held && h->cost.peak ? UINT64_MAX : h->cost.peak);
+		s->u.saturated |= !cg_sat_add(&v[CG_EV_UNFREED], blocks);
+		s->u.saturated |= !cg_sat_add(&v[CG_EV_UNFREED_SIZE], held && blocks ? UINT64_MAX : h->cost.leaked);
 	}
 	for (size_t i = 0; i < s->nslots; i++)
 		if (s->slots[i].refs)
