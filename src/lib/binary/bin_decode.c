@@ -749,11 +749,19 @@ static void stamp(rd *r, uint64_t ns, rt_call *c)
 {
 	if (!r->timestamps)
 		return;
-	uint64_t frac = r->start_nsec + ns % NS_PER_SEC;
-	uint64_t sec = r->start_sec + ns / NS_PER_SEC + frac / NS_PER_SEC, day;
+	/* one division by 10^9 a call; a crafted ns near 2^64 the long way */
+	uint64_t at, sec, sub, day;
+	if (!__builtin_add_overflow(r->start_nsec, ns, &at)) {
+		sec = r->start_sec + at / NS_PER_SEC;
+		sub = at % NS_PER_SEC;
+	} else {
+		uint64_t frac = r->start_nsec + ns % NS_PER_SEC;
+		sec = r->start_sec + ns / NS_PER_SEC + frac / NS_PER_SEC;
+		sub = frac % NS_PER_SEC;
+	}
 	if (!local_day_us(r, sec, &day))
 		return;
-	c->timestamp_us = day + frac % NS_PER_SEC / 1000;
+	c->timestamp_us = day + sub / 1000;
 	c->flags |= RT_CALL_HAS_TIMESTAMP;
 }
 

@@ -12,9 +12,9 @@
  * profile's (rt_hp: its leaked blocks and bytes, temporary, peak, the
  * figures `rtrace heap` prints; an address allocated again without a
  * release releases the first block, as heaptrack's interpreter does);
- * other types' a live table keyed by (type, id) with rt_leaks's
- * semantics (refcount resources counted, an id allocated again without a
- * release leaves the first allocation unfreed). One table per call:
+ * other types' postproc's leak filter (rt_leaks, into a scratch trace:
+ * refcount resources counted, an id allocated again without a release
+ * leaves the first allocation unfreed). One table per call:
  * at 16M calls and ~10^5 live blocks each probe is a cache miss, the
  * pass's largest cost after decoding.
  *
@@ -24,6 +24,7 @@
  * have over every call, and the profile is the same file), and
  * cg_stream_profile reads the ids those calls were rewritten to. */
 #include "callgrind/cg_trace.h"
+#include "rtrace/filter.h"
 #include "rtrace/heapprof.h"
 
 #include <stdlib.h>
@@ -44,19 +45,13 @@ typedef struct bt_info {
 	bool seen;
 } bt_info;
 
-typedef struct live {
-	uint64_t id, size;
-	uint32_t bt, refs; /* refs 0: a free slot */
-	uint8_t type, key;
-} live;
-
 struct cg_stream {
 	bt_info *bts; /* by backtrace id + 1 (0: calls without one) */
 	size_t nbts;
 	rec *recs;
 	size_t nrecs, crecs;
-	live *slots;
-	size_t nslots, nlive;
+	rt_trace *live; /* other types' live allocations (rt_leaks) */
+	rt_leaks *leaks;
 	rt_hp *hp;
 	uint8_t key_of[RT_MAX_RESOURCES + 1]; /* type -> key + 1; 0: not known yet */
 	bool in_hp[RT_MAX_RESOURCES + 1];     /* the type's blocks are rt_hp's */
@@ -69,8 +64,8 @@ struct cg_stream {
 cg_stream *cg_stream_new(void)
 {
 	cg_stream *s = rt_xcalloc(1, sizeof *s);
-	s->nslots = 1024;
-	s->slots = rt_xcalloc(s->nslots, sizeof *s->slots);
+	s->live = rt_trace_new();
+	s->leaks = rt_leaks_new();
 	s->hp = rt_hp_new();
 	return s;
 }
@@ -81,7 +76,8 @@ void cg_stream_free(cg_stream *s)
 		return;
 	free(s->bts);
 	free(s->recs);
-	free(s->slots);
+	rt_leaks_free(s->leaks);
+	rt_trace_free(s->live);
 	rt_hp_free(s->hp);
 	free(s);
 }
@@ -143,78 +139,30 @@ static uint8_t key_of(cg_stream *s, const rt_trace *t, uint8_t type)
 	return k;
 }
 
-/* --- live blocks: rt_leaks's semantics, with the sizes and backtraces --- */
+/* --- live resources of other types: rt_leaks's --- */
 
-static size_t slot_of(const cg_stream *s, uint8_t type, uint64_t id)
+/* The scratch trace's resources are t's, in the same slots. */
+static void sync_resources(cg_stream *s, const rt_trace *t)
 {
-	return rt_mix64(id ^ ((uint64_t)type << 56)) & (s->nslots - 1);
-}
-
-static live *probe(cg_stream *s, uint8_t type, uint64_t id)
-{
-	for (size_t i = slot_of(s, type, id);; i = (i + 1) & (s->nslots - 1)) {
-		live *e = &s->slots[i];
-		if (!e->refs || (e->id == id && e->type == type))
-			return e;
+	for (size_t i = rt_trace_resource_count(s->live); i < rt_trace_resource_count(t); i++) {
+		const rt_resource *r = rt_trace_resource_get(t, (uint8_t)(i + 1));
+		rt_trace_add_resource(s->live, r->mask, r->type, r->desc, r->flags);
 	}
 }
 
-static void grow(cg_stream *s)
+static void unfreed(cg_stream *s, uint32_t bt, uint8_t key, uint64_t size)
 {
-	live *old = s->slots;
-	size_t nold = s->nslots;
-	s->nslots *= 2;
-	s->slots = rt_xcalloc(s->nslots, sizeof *s->slots);
-	for (size_t i = 0; i < nold; i++)
-		if (old[i].refs)
-			*probe(s, old[i].type, old[i].id) = old[i];
-	free(old);
-}
-
-static void erase(cg_stream *s, live *e)
-{
-	size_t mask = s->nslots - 1, i = (size_t)(e - s->slots);
-	for (size_t j = (i + 1) & mask; s->slots[j].refs; j = (j + 1) & mask) {
-		size_t home = slot_of(s, s->slots[j].type, s->slots[j].id);
-		if (((j - home) & mask) >= ((j - i) & mask)) {
-			s->slots[i] = s->slots[j];
-			i = j;
-		}
-	}
-	s->slots[i].refs = 0;
-	s->nlive--;
-}
-
-static void unfreed(cg_stream *s, const live *e)
-{
-	uint64_t *v = costs(s, e->bt, e->key);
+	uint64_t *v = costs(s, bt, key);
 	s->u.saturated |= !cg_sat_add(&v[CG_EV_UNFREED], 1);
-	s->u.saturated |= !cg_sat_add(&v[CG_EV_UNFREED_SIZE], e->size);
+	s->u.saturated |= !cg_sat_add(&v[CG_EV_UNFREED_SIZE], size);
 }
 
-static void track(cg_stream *s, const rt_trace *t, const rt_call *c, uint8_t key)
+static void track(cg_stream *s, const rt_trace *t, const rt_call *c)
 {
-	const rt_resource *r = c->res_type ? rt_trace_resource_get(t, c->res_type) : NULL;
-	bool refcount = r && r->refcount;
-	live *e = probe(s, c->res_type, c->res_id);
-	if (c->kind == RT_CALL_ALLOC) {
-		if (e->refs && refcount) {
-			e->refs++;
-			return;
-		}
-		if (e->refs) { /* never released as far as the trace knows */
-			unfreed(s, e);
-		} else {
-			if ((s->nlive + 1) * 10 > s->nslots * 7) {
-				grow(s);
-				e = probe(s, c->res_type, c->res_id);
-			}
-			s->nlive++;
-		}
-		*e = (live){c->res_id, c->size, c->bt, 1, c->res_type, key};
-	} else if (c->kind == RT_CALL_FREE && e->refs && (--e->refs == 0 || !refcount)) {
-		erase(s, e);
-	}
+	sync_resources(s, t);
+	rt_call k = *c;
+	k.args = RT_NONE; /* the caller's */
+	rt_leaks_feed(s->leaks, s->live, &k);
 }
 
 /* --- the pass --- */
@@ -233,7 +181,7 @@ static void feed(cg_stream *s, rt_trace *t, const rt_call *c)
 		s->u.sized[key] |= c->size != 1;
 	}
 	if (!s->in_hp[c->res_type]) {
-		track(s, t, c, key);
+		track(s, t, c);
 		return;
 	}
 	rt_call k = *c;
@@ -271,9 +219,11 @@ static void close_pass(cg_stream *s)
 		s->u.saturated |= !cg_sat_add(&v[CG_EV_UNFREED], blocks);
 		s->u.saturated |= !cg_sat_add(&v[CG_EV_UNFREED_SIZE], held && blocks ? UINT64_MAX : h->cost.leaked);
 	}
-	for (size_t i = 0; i < s->nslots; i++)
-		if (s->slots[i].refs)
-			unfreed(s, &s->slots[i]);
+	rt_leaks_finish(s->leaks, s->live);
+	const rt_call *c = rt_trace_calls_const(s->live);
+	for (size_t i = 0, n = rt_trace_call_count(s->live); i < n; i++)
+		if (c[i].kind == RT_CALL_ALLOC)
+			unfreed(s, c[i].bt, s->key_of[c[i].res_type] ? s->key_of[c[i].res_type] - 1 : 0, c[i].size);
 }
 
 /* The backtraces with records, by their first call (ties by id). */
