@@ -72,6 +72,19 @@ print(coloured, md.hexdigest())
 EOF
 }
 
+# drawn TAG WHAT X Y W H: the rectangle's coloured pixels (c_rt, c_nat,
+# c_bad) on the tool's own file and on rtrace's export are more than 4
+# times those on a file of another format
+drawn() {
+  local tag=$1 what=$2
+  shift 2
+  c_rt=$(pixels "${tag}_rt.shot" "$@" | cut -d' ' -f1)
+  c_nat=$(pixels "${tag}_nat.shot" "$@" | cut -d' ' -f1)
+  c_bad=$(pixels "${tag}_bad.shot" "$@" | cut -d' ' -f1)
+  [ "$c_nat" -gt $((4 * c_bad)) ] && ok || bad "$what: $c_nat coloured pixels on the tool's file, $c_bad on a bad one"
+  [ "$c_rt" -gt $((4 * c_bad)) ] && ok || bad "$what: none drawn for rtrace's export ($c_rt coloured pixels, $c_bad on a bad file)"
+}
+
 # show TAG APP FILE [TEXT]: opens FILE in APP, waits for a window title
 # with TEXT (default: the file's name; or 20 s), then 2 s for it to draw,
 # and leaves TAG.shot (the screen), TAG.win (the windows' titles),
@@ -118,14 +131,10 @@ grep -q "^peak cost: \"$kib\" heap" mv_rt.err && ok || bad "massif-visualizer's 
 grep -q 'loaded massif file' mv_nat.err && ! grep -q 'loaded massif file' mv_bad.err && ok ||
   bad "massif-visualizer's stderr tells no read file from a failed one"
 grep -qF "tp_heapprof (massif.out.rt)" mv_rt.win && ok || bad "massif-visualizer's title: $(cat mv_rt.win)"
+seen="$c_rt $c_nat $c_bad"
 # coloured pixels in its window: the chart's, 10 times those of the red
 # "Parser Failed" box of a file it cannot read
-chart() { pixels "$1.shot" 0 0 761 428 | cut -d' ' -f1; }
-seen="$c_rt $c_nat $c_bad"
-c_rt=$(chart mv_rt) c_nat=$(chart mv_nat) c_bad=$(chart mv_bad)
-[ "$c_nat" -gt $((4 * c_bad)) ] && ok ||
-  bad "massif-visualizer's chart: $c_nat coloured pixels on massif's file, $c_bad on a bad one"
-[ "$c_rt" -gt $((4 * c_bad)) ] && ok || bad "massif-visualizer draws no chart for the export ($c_rt, bad $c_bad)"
+drawn mv "massif-visualizer's chart" 0 0 761 428
 
 # --- KCachegrind ---
 show kc_rt kcachegrind callgrind.out.rt
@@ -135,14 +144,10 @@ grep -qF "callgrind.out.rt [$prog]" kc_rt.win && ok || bad "KCachegrind's title:
 grep -q '^Error' kc_rt.win && bad "KCachegrind opened an error window" || ok
 grep -qF "callgrind.out.native [$prog]" kc_nat.win && grep -q '^Error' kc_bad.win && ok ||
   bad "KCachegrind's windows tell no read file from a failed one: $(cat kc_nat.win kc_bad.win)"
+seen="$seen; $c_rt $c_nat $c_bad"
 # coloured pixels in the flat profile: its cost bars (and the icons of a
 # failed load's error window, a few hundred)
-bars() { pixels "$1.shot" 0 100 330 340 | cut -d' ' -f1; }
-seen="$seen; $c_rt $c_nat $c_bad"
-c_rt=$(bars kc_rt) c_nat=$(bars kc_nat) c_bad=$(bars kc_bad)
-[ "$c_nat" -gt $((4 * c_bad)) ] && ok ||
-  bad "KCachegrind's bars: $c_nat coloured pixels on callgrind's file, $c_bad on a bad one"
-[ "$c_rt" -gt $((4 * c_bad)) ] && ok || bad "KCachegrind draws no cost bars for the export ($c_rt, bad $c_bad)"
+drawn kc "KCachegrind's cost bars" 0 100 330 340
 echo "coloured pixels (export, own file, bad file): heaptrack_gui's tables, massif-visualizer's" \
   "window, KCachegrind's flat profile: $seen; $c_rt $c_nat $c_bad"
 finish

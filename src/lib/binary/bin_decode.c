@@ -117,15 +117,10 @@ void rt_bin_set_u64(rd *r, const char *key, uint64_t v)
 }
 /* --- id maps --- */
 
-/* The tracer numbers functions and backtraces 1, 2, 3...: below 2^16 a
- * key is its own hash (each in its own slot, no mixing on the two
- * look-ups per call); above, mixed, so that no crafted set of large ids
- * piles into one run of slots. Small keys in arithmetic steps cluster
- * at most 2^16 of them. */
-static inline idslot *idmap_slot(const idmap *m, uint64_t key)
+static idslot *idmap_slot(const idmap *m, uint64_t key)
 {
 	size_t mask = m->cap - 1;
-	for (size_t i = (key < 65536 ? key : rt_mix64(key)) & mask;; i = (i + 1) & mask)
+	for (size_t i = rt_mix64(key) & mask;; i = (i + 1) & mask)
 		if (!m->slots[i].used || m->slots[i].key == key)
 			return &m->slots[i];
 }
