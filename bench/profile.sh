@@ -60,15 +60,16 @@ ht_cmd=(heaptrack_print -f "$data" -F "$out/ht.stacks" -p 0 -a 0 -T 0)
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 "${rt_cmd[@]}" # warm-up: the cache of debug files, the page cache
 "${ht_cmd[@]}" > /dev/null
-declare -A times mems
+declare -A times mems cpus
 for ((r = 0; r < RUNS; r++)); do
 	for t in rtrace heaptrack; do
 		wait_idle
 		if [ $t = rtrace ]; then cmd=("${rt_cmd[@]}"); else cmd=("${ht_cmd[@]}"); fi
-		/usr/bin/time -o "$out/time" -f "%e %M" "${cmd[@]}" > /dev/null
-		read -r secs kb < "$out/time"
+		/usr/bin/time -o "$out/time" -f "%e %M %U %S" "${cmd[@]}" > /dev/null
+		read -r secs kb us ss < "$out/time"
 		times[$t]+="$secs "
 		mems[$t]+="$kb "
+		cpus[$t]+="$(awk -v u="$us" -v s="$ss" 'BEGIN { print u + s }') "
 		echo "  $t run $((r + 1)): $secs s, $kb KB peak" >&2
 	done
 done
@@ -78,6 +79,8 @@ rt=$(med "${times[rtrace]}")
 ht=$(med "${times[heaptrack]}")
 rt_kb=$(med "${mems[rtrace]}")
 ht_kb=$(med "${mems[heaptrack]}")
+rt_cpu=$(med "${cpus[rtrace]}")
+ht_cpu=$(med "${cpus[heaptrack]}")
 rt_allocs=$(callgrind_annotate --auto=no --show=Allocs "$out/rt.cg" | sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' | tr -d ,)
 ht_allocs=$(awk '{ s += $NF } END { print s }' "$out/ht.stacks")
 printf '\n%-44s %8s %9s   %s\n' tool "median s" "peak MB" runs
@@ -85,5 +88,6 @@ printf '%-44s %8s %9s   %s\n' "rtrace convert --to callgrind" "$rt" "$((rt_kb / 
 printf '%-44s %8s %9s   %s\n' "heaptrack_print -F (flame-graph stacks)" "$ht" "$((ht_kb / 1024))" "${times[heaptrack]}"
 awk -v a="$ht" -v b="$rt" -v am="$ht_kb" -v bm="$rt_kb" \
 	'BEGIN { printf "\nheaptrack_print / rtrace convert: time %.1fx, memory %.2fx\n", a / b, am / bm }'
+awk -v a="$ht_cpu" -v b="$rt_cpu" 'BEGIN { printf "CPU seconds (user + sys, medians): rtrace %s, heaptrack_print %s: %.1fx\n", b, a, a / b }'
 echo "allocation calls in the profiles: rtrace $rt_allocs, heaptrack $ht_allocs"
 echo "trace sizes: rtrace $(du -k "$trace" | cut -f1) KB, heaptrack $(du -k "$data" | cut -f1) KB"
