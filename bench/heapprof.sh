@@ -50,7 +50,7 @@ echo "== tracing churn $CHURN_N 1 with rtrace run and heaptrack"
 trace=$(ls "$out"/rt/*.rtrace)
 data=$(ls "$out"/ht/churn*)
 
-declare -A cmds times mems
+declare -A cmds times mems cpus
 cmds[rt_report]="$RTRACE heap -q $trace"
 cmds[ht_report]="heaptrack_print -f $data"
 cmds[rt_folded]="$RTRACE heap -q --collapsed=allocations $trace"
@@ -63,10 +63,11 @@ done
 for ((r = 0; r < RUNS; r++)); do
 	for t in "${order[@]}"; do
 		wait_idle
-		/usr/bin/time -o "$out/time" -f "%e %M" ${cmds[$t]} > /dev/null 2>&1
-		read -r secs kb < "$out/time"
+		/usr/bin/time -o "$out/time" -f "%e %M %U %S" ${cmds[$t]} > /dev/null 2>&1
+		read -r secs kb us ss < "$out/time"
 		times[$t]+="$secs "
 		mems[$t]+="$kb "
+		cpus[$t]+="$(awk -v u="$us" -v s="$ss" 'BEGIN { print u + s }') "
 		echo "  $t run $((r + 1)): $secs s, $kb KB peak" >&2
 	done
 done
@@ -83,6 +84,8 @@ ratio() { # NAME RTRACE HEAPTRACK
 	awk -v n="$1" -v rs="$(med "${times[$2]}")" -v hs="$(med "${times[$3]}")" \
 		-v rm="$(med "${mems[$2]}")" -v hm="$(med "${mems[$3]}")" \
 		'BEGIN { printf "%s: heaptrack_print / rtrace: time %.1fx, memory %.1fx\n", n, hs / (rs > 0 ? rs : 0.01), hm / rm }'
+	awk -v n="$1" -v rc="$(med "${cpus[$2]}")" -v hc="$(med "${cpus[$3]}")" \
+		'BEGIN { printf "%s: CPU seconds (user + sys): rtrace %s, heaptrack_print %s: %.1fx\n", n, rc, hc, hc / (rc > 0 ? rc : 0.01) }'
 }
 echo
 ratio report rt_report ht_report

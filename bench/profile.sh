@@ -16,7 +16,8 @@
 #   rtrace convert    rtrace convert --to callgrind -o OUT TRACE
 #   heaptrack_print   heaptrack_print -f DATA -F OUT (stacks with their
 #                     allocation counts) with its text report off
-# and prints the medians, their ratio and the profiles' totals
+# and prints the medians of time and peak RSS, their ratios and the
+# profiles' totals
 # (allocation calls: callgrind_annotate's PROGRAM TOTALS for rtrace's,
 # the sum of the flame-graph stacks' counts for heaptrack's).
 #
@@ -59,25 +60,34 @@ ht_cmd=(heaptrack_print -f "$data" -F "$out/ht.stacks" -p 0 -a 0 -T 0)
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 "${rt_cmd[@]}" # warm-up: the cache of debug files, the page cache
 "${ht_cmd[@]}" > /dev/null
-declare -A times
+declare -A times mems cpus
 for ((r = 0; r < RUNS; r++)); do
 	for t in rtrace heaptrack; do
 		wait_idle
 		if [ $t = rtrace ]; then cmd=("${rt_cmd[@]}"); else cmd=("${ht_cmd[@]}"); fi
-		/usr/bin/time -o "$out/time" -f "%e %M" "${cmd[@]}" > /dev/null
-		read -r secs kb < "$out/time"
+		/usr/bin/time -o "$out/time" -f "%e %M %U %S" "${cmd[@]}" > /dev/null
+		read -r secs kb us ss < "$out/time"
 		times[$t]+="$secs "
+		mems[$t]+="$kb "
+		cpus[$t]+="$(awk -v u="$us" -v s="$ss" 'BEGIN { print u + s }') "
 		echo "  $t run $((r + 1)): $secs s, $kb KB peak" >&2
 	done
 done
 
-rt=$(tr ' ' '\n' <<< "${times[rtrace]}" | grep . | median)
-ht=$(tr ' ' '\n' <<< "${times[heaptrack]}" | grep . | median)
+med() { tr ' ' '\n' <<< "$1" | grep . | median; }
+rt=$(med "${times[rtrace]}")
+ht=$(med "${times[heaptrack]}")
+rt_kb=$(med "${mems[rtrace]}")
+ht_kb=$(med "${mems[heaptrack]}")
+rt_cpu=$(med "${cpus[rtrace]}")
+ht_cpu=$(med "${cpus[heaptrack]}")
 rt_allocs=$(callgrind_annotate --auto=no --show=Allocs "$out/rt.cg" | sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' | tr -d ,)
 ht_allocs=$(awk '{ s += $NF } END { print s }' "$out/ht.stacks")
-printf '\n%-44s %8s   %s\n' tool "median s" runs
-printf '%-44s %8s   %s\n' "rtrace convert --to callgrind" "$rt" "${times[rtrace]}"
-printf '%-44s %8s   %s\n' "heaptrack_print -F (flame-graph stacks)" "$ht" "${times[heaptrack]}"
-awk -v a="$ht" -v b="$rt" 'BEGIN { printf "\nheaptrack_print / rtrace convert: %.1fx\n", a / b }'
+printf '\n%-44s %8s %9s   %s\n' tool "median s" "peak MB" runs
+printf '%-44s %8s %9s   %s\n' "rtrace convert --to callgrind" "$rt" "$((rt_kb / 1024))" "${times[rtrace]}"
+printf '%-44s %8s %9s   %s\n' "heaptrack_print -F (flame-graph stacks)" "$ht" "$((ht_kb / 1024))" "${times[heaptrack]}"
+awk -v a="$ht" -v b="$rt" -v am="$ht_kb" -v bm="$rt_kb" \
+	'BEGIN { printf "\nheaptrack_print / rtrace convert: time %.1fx, memory %.2fx\n", a / b, am / bm }'
+awk -v a="$ht_cpu" -v b="$rt_cpu" 'BEGIN { printf "CPU seconds (user + sys, medians): rtrace %s, heaptrack_print %s: %.1fx\n", b, a, a / b }'
 echo "allocation calls in the profiles: rtrace $rt_allocs, heaptrack $ht_allocs"
 echo "trace sizes: rtrace $(du -k "$trace" | cut -f1) KB, heaptrack $(du -k "$data" | cut -f1) KB"

@@ -12,6 +12,7 @@ packages=(
   valgrind
   strace
   libxml2-utils libtest-valgrind-perl python3 chromium
+  heaptrack heaptrack-gui massif-visualizer kcachegrind xvfb xauth x11-apps x11-utils dbus-daemon
 )
 
 # SARIF validation (tests/cli/sarif.sh) runs Microsoft's validator, an npm

@@ -240,6 +240,24 @@ typedef struct cg_trace_opts {
  * (resolve the trace first) or their texts. opts may be NULL. */
 RTRACE_API cg_profile *cg_profile_from_trace(struct rt_trace *t, const cg_trace_opts *opts);
 
+/* The same profile, streaming (src/lib/callgrind/cg_stream.c): the calls
+ * are accounted as a reader hands them over (cg_stream_feed is an
+ * rt_read_opts.on_call) and not kept; memory follows the distinct
+ * backtraces and the blocks live at each moment. The profile's events
+ * also hold, for memory, Temporary (allocations freed with no allocation
+ * in between) and PeakBytes (bytes live at the peak heap consumption),
+ * rtrace heap's figures. After the pass, cg_stream_end appends to t one
+ * call per backtrace with a cost, for the resolver (resolve t then, or
+ * not), and cg_stream_profile builds the profile from t as it is then.
+ * cg_profile_from_trace feeds a loaded trace's calls the same way. */
+struct rt_call;
+typedef struct cg_stream cg_stream;
+RTRACE_API cg_stream *cg_stream_new(void);
+RTRACE_API void cg_stream_free(cg_stream *s);
+RTRACE_API void cg_stream_feed(void *s, struct rt_trace *t, const struct rt_call *c);
+RTRACE_API void cg_stream_end(cg_stream *s, struct rt_trace *t);
+RTRACE_API cg_profile *cg_stream_profile(cg_stream *s, struct rt_trace *t, const cg_trace_opts *opts);
+
 /* Whether a file starting with head[0 .. n) looks like a Callgrind or
  * Cachegrind profile: its first line that is not blank or a comment is
  * one of the format's header lines (or it starts "# callgrind format"). */

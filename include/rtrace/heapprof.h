@@ -125,6 +125,8 @@ RTRACE_API int rt_hp_heaptrack_write(rt_hp_heaptrack *x, const rt_hp *h, const r
  * two calls fed. */
 RTRACE_API uint64_t rt_hp_live(const rt_hp *h);
 RTRACE_API uint64_t rt_hp_site_live(const rt_hp *h, size_t i);
+/* The blocks of site i live now (after rt_hp_finish: leaked). */
+RTRACE_API uint64_t rt_hp_site_live_blocks(const rt_hp *h, size_t i);
 
 /* Valgrind massif's output (ms_print, massif-visualizer): snapshots of
  * the heap taken while the calls are fed, massif's way (at most 100,

@@ -1,7 +1,9 @@
 /* rtrace convert: any input rtrace reads (text trace, binary trace,
  * Valgrind XML; told by content) to any format it writes. The model in
  * between is the same for all, so every pairing works. Callgrind
- * profiles, a model of their own, are read and written back. */
+ * profiles, a model of their own, are read and written back. A trace
+ * to Callgrind streams: its calls go into the allocation profile's pass
+ * (cg_stream) as they are read and are not kept. */
 #include "cli.h"
 #include "leak_report.h"
 #include "rtrace/rtrace.h"
@@ -90,6 +92,7 @@ typedef struct convert_opts {
 	cg_write_opts cg;
 	cg_trace_opts cgt;
 	rt_supp_set *supp; /* --suppressions, or NULL */
+	cg_stream *stream; /* --to callgrind from a trace: the calls' pass */
 } convert_opts;
 
 static bool ends_with(const char *s, const char *suffix)
@@ -167,6 +170,21 @@ static void parse_options(int argc, char **argv, convert_opts *o)
 		o->to = TO_CALLGRIND;
 }
 
+typedef struct stream_ctx {
+	cg_stream *s;
+	unsigned *warnings;
+} stream_ctx;
+
+static void stream_call(void *ctx, rt_trace *t, const rt_call *c)
+{
+	cg_stream_feed(((stream_ctx *)ctx)->s, t, c);
+}
+
+static void stream_warning(void *ctx, const rt_diag *d)
+{
+	cli_read_warning(((stream_ctx *)ctx)->warnings, d);
+}
+
 /* Reads the input (a profile into *prof); returns -1 when nothing
  * usable was read. */
 static int read_input(rt_trace *t, cg_profile **prof, const convert_opts *o, enum cli_format *format,
@@ -178,6 +196,9 @@ static int read_input(rt_trace *t, cg_profile **prof, const convert_opts *o, enu
 		cli_die("cannot open '%s': %s", o->input, strerror(errno));
 	unsigned warnings = 0;
 	rt_read_opts ro = {0, NULL, cli_read_warning, &warnings};
+	stream_ctx sc = {o->stream, &warnings};
+	if (o->stream)
+		ro = (rt_read_opts){0, stream_call, stream_warning, &sc};
 	rt_read_stats st;
 	rt_diag err;
 	int rc = cli_read_input_cg(t, prof, fd, is_stdin ? "<stdin>" : o->input, &ro, &st, &err, format);
@@ -254,10 +275,17 @@ static void prepare(rt_trace *t, cg_profile **prof, enum cli_format format, conv
 	else if (o->supp)
 		cli_warning("--suppressions applies to XML written from a trace: ignored");
 	if (o->to == TO_CALLGRIND && format != CLI_CALLGRIND) {
-		if (resolve && format != CLI_VGXML)
-			cli_resolve(t, &o->res);
 		o->cgt.warn = profile_warning;
 		o->cgt.ctx = (void *)o->input;
+		if (o->stream && format != CLI_VGXML) {
+			cg_stream_end(o->stream, t); /* a call per backtrace, resolved next */
+			if (resolve)
+				cli_resolve(t, &o->res);
+			*prof = cg_stream_profile(o->stream, t, &o->cgt);
+			return;
+		}
+		if (resolve && format != CLI_VGXML)
+			cli_resolve(t, &o->res);
 		*prof = cg_profile_from_trace(t, &o->cgt);
 	}
 }
@@ -271,6 +299,8 @@ int cmd_convert(int argc, char **argv)
 	enum cli_format format = CLI_TEXT;
 	bool partial = false;
 	int status = RT_EXIT_DATA;
+	if (o.to == TO_CALLGRIND)
+		o.stream = cg_stream_new();
 	if (read_input(t, &prof, &o, &format, &partial))
 		goto out;
 	if (!o.to)
@@ -286,6 +316,7 @@ int cmd_convert(int argc, char **argv)
 	status = partial || wrc ? RT_EXIT_DATA : RT_EXIT_OK;
 out:
 	cg_profile_free(prof);
+	cg_stream_free(o.stream);
 	rt_trace_free(t);
 	cli_resolve_opts_free(&o.res);
 	rt_supp_free(o.supp);

@@ -41,11 +41,15 @@ ilost=$(sed -n 's/.*indirectly lost: \([0-9,]*\) bytes in \([0-9,]*\) blocks.*/\
 lbytes=$((${lost% *} + ${ilost% *}))
 lblocks=$((${lost#* } + ${ilost#* }))
 [ "$allocs" -gt 1000 ] && [ "$lbytes" -gt 0 ] && ok || bad "the trace has allocations and leaks ($allocs, $lbytes)"
-[ "$(totals leaks.cg)" = "$allocs $bytes $lblocks $lbytes" ] && ok ||
-  bad "PROGRAM TOTALS '$(totals leaks.cg)' = trace's '$allocs $bytes $lblocks $lbytes'"
-has "summary line" leaks.cg "^summary: $allocs $bytes $lblocks $lbytes\$"
-has "totals line" leaks.cg "^totals: $allocs $bytes $lblocks $lbytes\$"
-has "events" leaks.cg '^events: Allocs Bytes Leaks LeakedBytes$'
+# temporary allocations and the peak: rtrace heap's (callgrind_heap.sh)
+"$RTRACE" heap -q --no-resolve "$trace" > heap.out
+temp=$(sed -n 's/^temporary memory allocations: \([0-9]*\).*/\1/p' heap.out)
+peak=$(sed -n 's/^peak heap memory consumption: .*(\([0-9]*\) bytes.*/\1/p' heap.out)
+all="$allocs $bytes $lblocks $lbytes $temp $peak"
+[ "$(totals leaks.cg)" = "$all" ] && ok || bad "PROGRAM TOTALS '$(totals leaks.cg)' = trace's '$all'"
+has "summary line" leaks.cg "^summary: $all\$"
+has "totals line" leaks.cg "^totals: $all\$"
+has "events" leaks.cg '^events: Allocs Bytes Leaks LeakedBytes Temporary PeakBytes$'
 has "long names" leaks.cg '^event: Leaks : leaked blocks \(definitely and indirectly lost\)$'
 has "cmd" leaks.cg "^cmd: .*/tp_leaks\$"
 has "compressed names" leaks.cg '^fn=\([0-9]+\) main$'
@@ -54,15 +58,16 @@ has "relative lines" leaks.cg '^\+[0-9]+ [0-9]'
 # self cost at the allocation sites: leak_a allocates 3 x 100 bytes, all
 # leaked; tp_leaks.c's lines, with the program's source
 la=$(grep -n 'leak_a' "$SRCDIR/tests/programs/tp_leaks.c" | head -1 | cut -d: -f1)
-[ "$(fn_row leaks.cg leak_a)" = "3 300 3 300" ] && ok || bad "leak_a self '$(fn_row leaks.cg leak_a)'"
-[ "$(fn_row leaks.cg leak_a --inclusive=yes)" = "3 300 3 300" ] && ok || bad "leak_a inclusive"
+LEAKEV=--show=Allocs,Bytes,Leaks,LeakedBytes
+[ "$(fn_row leaks.cg leak_a $LEAKEV)" = "3 300 3 300" ] && ok || bad "leak_a self '$(fn_row leaks.cg leak_a $LEAKEV)'"
+[ "$(fn_row leaks.cg leak_a --inclusive=yes $LEAKEV)" = "3 300 3 300" ] && ok || bad "leak_a inclusive"
 # main's inclusive cost: everything it allocated, itself or through callees
 main_self=$(fn_row leaks.cg main)
 main_incl=$(fn_row leaks.cg main --inclusive=yes)
 [ "${main_incl%% *}" -gt "${main_self%% *}" ] && [ "${main_incl%% *}" -le "$allocs" ] && ok ||
   bad "main inclusive '$main_incl' > self '$main_self'"
 # and it calls leak_a with leak_a's cost
-callgrind_annotate --auto=no --tree=calling --threshold=100 --show-percs=no leaks.cg > tree.txt
+callgrind_annotate --auto=no --tree=calling --threshold=100 --show-percs=no $LEAKEV leaks.cg > tree.txt
 has "main calls leak_a" tree.txt '^ *3 +300 +3 +300 +> +.*:leak_a \(3x\)'
 
 # rtrace annotate prints what callgrind_annotate prints for the profile
@@ -187,15 +192,15 @@ printf 'events: Ir\nfl=a.c\nfn=main\n1 1\ncfn=f\ncalls=18446744073709551615 1\n1
 # warning, rather than wrapped round to small numbers
 printf 'version=2.0, arch=x86_64, process=/bin/x, pid=1\n<1> : memory (memory)\n1. malloc(9223372036854775808) = 0x1000\n\t0x401000\n2. malloc(9223372036854775808) = 0x2000\n\t0x401000\n\n' > big.txt
 "$RTRACE" convert -o callgrind.out.big big.txt 2> err.txt
-[ $? = 0 ] && grep -q '^totals: 2 18446744073709551615 2 18446744073709551615$' callgrind.out.big &&
+[ $? = 0 ] && grep -q '^totals: 2 18446744073709551615 2 18446744073709551615 ' callgrind.out.big &&
   grep -q 'big.txt: costs add up past 2^64-1' err.txt && ok || bad "trace sums past 2^64-1: $(cat err.txt; grep totals callgrind.out.big)"
 
 # a trace with only releases: a valid profile with zero totals, which
 # callgrind_annotate reads, not an empty file
 printf 'version=2.0, arch=x86_64, process=/bin/x, pid=1\n<1> : memory (memory)\n1. free(0x1000)\n\t0x401000\n\n' > frees.txt
 "$RTRACE" convert -o callgrind.out.frees frees.txt 2> err.txt
-[ $? = 0 ] && grep -q '^events: Allocs Bytes Unfreed UnfreedBytes$' callgrind.out.frees &&
-  grep -q '^totals: 0 0 0 0$' callgrind.out.frees && ok || bad "only frees: $(cat err.txt; cat callgrind.out.frees)"
+[ $? = 0 ] && grep -q '^events: Allocs Bytes Unfreed UnfreedBytes Temporary PeakBytes$' callgrind.out.frees &&
+  grep -q '^totals: 0 0 0 0 0 0$' callgrind.out.frees && ok || bad "only frees: $(cat err.txt; cat callgrind.out.frees)"
 callgrind_annotate callgrind.out.frees > ann.ref 2> err.txt && grep -q 'PROGRAM TOTALS' ann.ref && ok ||
   bad "callgrind_annotate on the frees-only profile: $(cat err.txt)"
 "$RTRACE" annotate callgrind.out.frees > ann.out && cmp -s ann.ref ann.out && ok || bad "rtrace annotate on the frees-only profile"

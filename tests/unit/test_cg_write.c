@@ -938,9 +938,9 @@ static void test_trace_written(void **state)
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(total(q, events[i]), total(p, events[i]));
 	char *ev = line_of(out, "events:"), *sum = line_of(out, "summary:"), *tot = line_of(out, "totals:");
-	assert_string_equal(ev, "events: Allocs Bytes Unfreed UnfreedBytes");
-	assert_string_equal(sum, "summary: 3 56 2 40");
-	assert_string_equal(tot, "totals: 3 56 2 40");
+	assert_string_equal(ev, "events: Allocs Bytes Unfreed UnfreedBytes Temporary PeakBytes");
+	assert_string_equal(sum, "summary: 3 56 2 40 0 56");
+	assert_string_equal(tot, "totals: 3 56 2 40 0 56");
 	assert_non_null(strstr(out, "\ncmd: /bin/app\n"));
 	assert_non_null(strstr(out, "\npositions: line\n"));
 	tally a = tally_of(p), b = tally_of(q);
@@ -977,11 +977,64 @@ static void test_trace_instr(void **state)
 	char *out = cg_write_mem(p, NULL, NULL);
 	assert_non_null(strstr(out, "\npositions: instr line\n"));
 	assert_non_null(strstr(out, "\ncmd: app --x\n"));
-	assert_non_null(strstr(out, "\n0x400110 10 2 48 1 32\n"));
+	assert_non_null(strstr(out, "\n0x400110 10 2 48 1 32 0 48\n"));
 	cg_profile *q = read_ok(out, 0);
 	assert_int_equal(total(q, "Bytes"), 56);
 	cg_profile_free(q);
 	free(out);
+	cg_profile_free(p);
+	rt_trace_free(t);
+}
+
+/* Temporary and PeakBytes: rtrace heap's figures per site, inclusive
+ * along the stacks; the streaming pass (calls fed, not loaded) gives the
+ * same profile. */
+static const char heap_events[] = TRACE_HDR
+	": /bin/app => 0x400000-0x500000\n"
+	"1. malloc(16) = 0x1000\n"
+	"\t0x400110 f() at /src/a.c:10\n"
+	"\t0x400205 main() at /src/a.c:5\n"
+	"\n"
+	"2. free(0x1000)\n"
+	"\n"
+	"3. malloc(32) = 0x2000\n"
+	"\t0x400330 g() at /src/b.c:30\n"
+	"\t0x400206 main() at /src/a.c:6\n"
+	"\n"
+	"4. malloc(8) = 0x3000\n"
+	"\t0x400110 f() at /src/a.c:10\n"
+	"\t0x400205 main() at /src/a.c:5\n"
+	"\n"
+	"5. free(0x2000)\n"
+	"\n";
+
+static void test_trace_heap_events(void **state)
+{
+	(void)state;
+	rt_trace *t = trace_of(heap_events);
+	cg_profile *p = cg_profile_from_trace(t, NULL);
+	assert_int_equal(total(p, "Temporary"), 1);
+	assert_int_equal(total(p, "PeakBytes"), 40);
+	assert_int_equal(self_cost(p, "f", 10, "Temporary"), 1);
+	assert_int_equal(self_cost(p, "f", 10, "PeakBytes"), 8);
+	assert_int_equal(self_cost(p, "g", 30, "PeakBytes"), 32);
+	assert_int_equal(call_at(p, "main", 6, "g")->v[slot_of(p, "PeakBytes")], 32);
+	assert_int_equal(call_at(p, "main", 5, "f")->v[slot_of(p, "Temporary")], 1);
+	char *a = cg_write_mem(p, NULL, NULL);
+	rt_trace *ref = trace_of(heap_events);
+	cg_stream *st = cg_stream_new();
+	const rt_call *c = rt_trace_calls_const(ref);
+	for (size_t i = 0; i < rt_trace_call_count(ref); i++)
+		cg_stream_feed(st, ref, &c[i]);
+	cg_stream_end(st, ref);
+	cg_profile *q = cg_stream_profile(st, ref, NULL);
+	char *b = cg_write_mem(q, NULL, NULL);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	cg_profile_free(q);
+	cg_stream_free(st);
+	rt_trace_free(ref);
 	cg_profile_free(p);
 	rt_trace_free(t);
 }
@@ -1020,6 +1073,7 @@ int main(void)
 		cmocka_unit_test(test_trace_inline_chain),
 		cmocka_unit_test(test_trace_written),
 		cmocka_unit_test(test_trace_instr),
+		cmocka_unit_test(test_trace_heap_events),
 		cmocka_unit_test(test_trace_unresolved),
 		cmocka_unit_test(test_trace_typed),
 		cmocka_unit_test(test_trace_no_backtrace),

@@ -10,15 +10,21 @@
  *   Leaks, LeakedBytes      with leak verdicts (memory of `rtrace run`,
  *                           Valgrind XML): definitely and indirectly lost
  *   Unfreed, UnfreedBytes   without: still allocated at the trace's end
+ *   Temporary     memory: allocations freed with no other allocation in
+ *                 between (heaptrack's definition, rt_hp's)
+ *   PeakBytes     memory: bytes live at the peak heap consumption, at the
+ *                 site that allocated them (the sum: the peak)
+ * The last two are `rtrace heap`'s figures, so callgrind_annotate's totals
+ * are its summary's; a site's inclusive peak is what its callers held at
+ * the peak moment (peak bytes of distinct blocks add up).
  *
- * Costs are first summed per backtrace; each backtrace then gives its
+ * Costs are first summed per backtrace (cg_stream.c's pass); each backtrace then gives its
  * cost to its innermost frame (the allocation site, self cost) and to
  * each distinct (caller position, callee) edge along it once (calls=,
  * inclusive cost), so recursion does not count a stack twice on one
  * edge. A frame's inlined functions are functions of their own, the
  * inner called by the outer at the line it was inlined at. */
-#include "callgrind/cg_int.h"
-#include "rtrace/filter.h"
+#include "callgrind/cg_trace.h"
 #include "rtrace/heapcheck.h"
 #include "rtrace/rtrace.h"
 #include "rtrace/trace.h"
@@ -29,7 +35,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { EV_ALLOCS, EV_SIZE, EV_LEAKS, EV_LEAKED, EV_PER_TYPE };
+/* The events of a type: its costs, the leak pair being the verdicts'
+ * with them (memory). */
+enum { EV_ALLOCS = CG_EV_ALLOCS, EV_SIZE = CG_EV_SIZE, EV_LEAKS = CG_EV_UNFREED, EV_LEAKED = CG_EV_UNFREED_SIZE,
+       EV_PER_TYPE = CG_EV_N };
 
 typedef struct builder {
 	rt_trace *t;
@@ -53,12 +62,6 @@ typedef struct vframe {
 
 /* --- events --- */
 
-static bool is_memory(const rt_trace *t, uint8_t res_type)
-{
-	const rt_resource *r = rt_trace_resource_get(t, res_type);
-	return !r || !strcmp(r->type, "memory");
-}
-
 /* "file descriptor" -> "FileDescriptor": event names are letters and
  * digits only. */
 static void camel(const char *type, char *buf, size_t n)
@@ -74,13 +77,6 @@ static void camel(const char *type, char *buf, size_t n)
 		up = false;
 	}
 	buf[k] = '\0';
-}
-
-/* Memory (res_type 0: untyped calls, which the text protocol's memory
- * traces may have) shares one set of events. */
-static uint8_t type_key(const rt_trace *t, uint8_t res_type)
-{
-	return is_memory(t, res_type) ? 0 : res_type;
 }
 
 static void add_event(builder *b, uint8_t key, int which, const char *name, const char *long_name)
@@ -100,17 +96,11 @@ static void add_event(builder *b, uint8_t key, int which, const char *name, cons
 
 /* The events of the resource types the trace allocates (memory also
  * when it only has leak verdicts, as a Valgrind XML report). */
-static void define_events(builder *b)
+static void define_events(builder *b, const cg_usage *u)
 {
-	bool used[RT_MAX_RESOURCES + 1] = {false}, sized[RT_MAX_RESOURCES + 1] = {false};
-	const rt_call *c = rt_trace_calls_const(b->t);
-	for (size_t i = 0; i < rt_trace_call_count(b->t); i++) {
-		if (c[i].kind != RT_CALL_ALLOC || c[i].res_type > RT_MAX_RESOURCES)
-			continue;
-		uint8_t k = type_key(b->t, c[i].res_type);
-		used[k] = true;
-		sized[k] |= c[i].size != 1;
-	}
+	bool used[RT_MAX_RESOURCES + 1];
+	const bool *sized = u->sized;
+	memcpy(used, u->used, sizeof used);
 	for (uint8_t k = 0; k <= RT_MAX_RESOURCES; k++)
 		for (int e = 0; e < EV_PER_TYPE; e++)
 			b->slot[k][e] = CG_NONE;
@@ -138,6 +128,11 @@ static void define_events(builder *b)
 				add_event(b, k, EV_LEAKED, k ? "UnfreedSize" : "UnfreedBytes",
 					  "size not released by the end of the trace");
 		}
+		if (used[k] && k == 0) {
+			add_event(b, k, CG_EV_TEMPORARY, "Temporary",
+				  "temporary allocations (freed with no allocation in between)");
+			add_event(b, k, CG_EV_PEAK, "PeakBytes", "bytes live at the peak heap consumption");
+		}
 	}
 	b->nslots = cg_profile_slots(b->p);
 }
@@ -156,21 +151,18 @@ static void add(builder *b, uint32_t bt, uint8_t key, int which, uint64_t v)
 		b->saturated |= !cg_sat_add(&bt_cost(b, bt)[s], v);
 }
 
-static void sum_calls(builder *b)
+/* The pass's costs; with verdicts, memory's leaks are theirs. */
+static void sum_sites(builder *b, const cg_site_cost *c, size_t n)
 {
-	const rt_call *c = rt_trace_calls_const(b->t);
-	for (size_t i = 0; i < rt_trace_call_count(b->t); i++) {
-		if (c[i].kind != RT_CALL_ALLOC || c[i].res_type > RT_MAX_RESOURCES)
-			continue;
-		uint8_t k = type_key(b->t, c[i].res_type);
-		add(b, c[i].bt, k, EV_ALLOCS, 1);
-		add(b, c[i].bt, k, EV_SIZE, c[i].size);
-		b->count[c[i].bt == RT_NONE || c[i].bt >= b->nbt ? b->nbt : c[i].bt]++;
+	for (size_t i = 0; i < n; i++) {
+		for (int e = 0; e < EV_PER_TYPE; e++)
+			if (!(c[i].key == 0 && b->verdicts && (e == EV_LEAKS || e == EV_LEAKED)))
+				add(b, c[i].bt, c[i].key, e, c[i].v[e]);
+		b->count[c[i].bt == RT_NONE || c[i].bt >= b->nbt ? b->nbt : c[i].bt] += c[i].v[EV_ALLOCS];
 	}
 }
 
-/* Leaks: the verdicts' lost blocks (memory), the unfreed allocations of
- * the other types (of every type without verdicts). */
+/* Leak verdicts: the lost blocks (memory). */
 static void sum_leaks(builder *b)
 {
 	for (size_t i = 0; b->verdicts && i < rt_trace_leak_count(b->t); i++) {
@@ -184,18 +176,6 @@ static void sum_leaks(builder *b)
 		if (!b->count[bt])
 			b->count[bt] = blocks; /* a stack known by its leaks only */
 	}
-	size_t n;
-	rt_call *c = rt_leaks_unfreed(b->t, &n);
-	for (size_t i = 0; i < n; i++) {
-		if (c[i].res_type > RT_MAX_RESOURCES)
-			continue;
-		uint8_t k = type_key(b->t, c[i].res_type);
-		if (k == 0 && b->verdicts)
-			continue;
-		add(b, c[i].bt, k, EV_LEAKS, 1);
-		add(b, c[i].bt, k, EV_LEAKED, c[i].size);
-	}
-	free(c);
 }
 
 /* --- frames --- */
@@ -400,7 +380,8 @@ static void add_part(builder *b)
 	RT_PUSH(p->parts, p->nparts, p->cparts, pt);
 }
 
-cg_profile *cg_profile_from_trace(rt_trace *t, const cg_trace_opts *opts)
+cg_profile *cg_profile_build(rt_trace *t, const cg_trace_opts *opts, const cg_site_cost *c, size_t n,
+			     const cg_usage *u)
 {
 	static const cg_trace_opts defaults = {0};
 	const rt_leak_summary *ls = rt_trace_leak_summary(t);
@@ -408,11 +389,12 @@ cg_profile *cg_profile_from_trace(rt_trace *t, const cg_trace_opts *opts)
 	static const char unknown[] = "???";
 	for (int k = 0; k < 3; k++)
 		b.unknown[k] = cg_intern(b.p, k, unknown, sizeof unknown - 1);
-	define_events(&b);
+	define_events(&b, u);
+	b.saturated = u->saturated;
 	b.nbt = rt_trace_bt_count(t);
 	b.cost = rt_xcalloc(((size_t)b.nbt + 1) * (b.nslots ? b.nslots : 1), sizeof *b.cost);
 	b.count = rt_xcalloc((size_t)b.nbt + 1, sizeof *b.count);
-	sum_calls(&b);
+	sum_sites(&b, c, n);
 	sum_leaks(&b);
 	add_part(&b);
 	add_stacks(&b);

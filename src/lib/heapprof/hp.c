@@ -42,6 +42,7 @@ typedef struct block {
 typedef struct site {
 	rt_hp_site pub;
 	uint64_t live;  /* bytes allocated here and not freed yet */
+	uint64_t nlive; /* blocks allocated here and not freed yet */
 	uint64_t epoch; /* the peak epoch pub.cost.peak was taken in */
 } site;
 
@@ -177,7 +178,7 @@ static uint32_t site_of(rt_hp *h, uint32_t bt)
 			h->csites = h->csites ? h->csites * 2 : 256;
 			h->sites = rt_xrealloc(h->sites, h->csites * sizeof *h->sites);
 		}
-		h->sites[h->nsites] = (site){{bt, 0, {0}}, 0, 0};
+		h->sites[h->nsites] = (site){{bt, 0, {0}}, 0, 0, 0};
 		h->by_bt[k] = (uint32_t)++h->nsites;
 	}
 	return h->by_bt[k] - 1;
@@ -199,6 +200,7 @@ static void release(rt_hp *h, block *b)
 	site *s = touch(h, b->site);
 	tell(h, false, b->site, b->size, b->born);
 	s->live -= b->size;
+	s->nlive--;
 	h->live -= b->size;
 	erase(h, b);
 }
@@ -238,6 +240,7 @@ static void on_alloc(rt_hp *h, const rt_call *c, uint32_t si, bool out)
 	}
 	site *s = touch(h, si);
 	s->live += c->size;
+	s->nlive++;
 	s->pub.cost.allocations++;
 	s->pub.cost.bytes += c->size;
 	h->live += c->size;
@@ -345,6 +348,7 @@ void rt_hp_finish(rt_hp *h)
 
 uint64_t rt_hp_live(const rt_hp *h) { return h->live; }
 uint64_t rt_hp_site_live(const rt_hp *h, size_t i) { return h->sites[i].live; }
+uint64_t rt_hp_site_live_blocks(const rt_hp *h, size_t i) { return h->sites[i].nlive; }
 void rt_hp_set_site_bt(rt_hp *h, size_t i, uint32_t bt) { h->sites[i].pub.bt = bt; }
 const rt_hp_summary *rt_hp_get_summary(const rt_hp *h) { return &h->sum; }
 size_t rt_hp_site_count(const rt_hp *h) { return h->nsites; }

@@ -1,0 +1,309 @@
+/* The allocation profile's pass over a trace's calls, streaming: each
+ * call is accounted as the reader hands it over and none is kept, so
+ * memory follows the distinct backtraces and the blocks live at each
+ * moment, not the trace's length (python3 at 16M allocations: 2.36 GB
+ * when every call was loaded into the model first, see bench/README.md,
+ * "Allocation profiles").
+ *
+ * Per backtrace (by its id, as read) and resource type key (0: memory),
+ * a record of costs: allocation calls, their sizes, what is still
+ * allocated at the end, and for memory the heap profile's temporary
+ * allocations and bytes live at the peak. Memory's blocks are the heap
+ * profile's (rt_hp: its leaked blocks and bytes, temporary, peak, the
+ * figures `rtrace heap` prints; an address allocated again without a
+ * release releases the first block, as heaptrack's interpreter does);
+ * other types' postproc's leak filter (rt_leaks, into a scratch trace:
+ * refcount resources counted, an id allocated again without a release
+ * leaves the first allocation unfreed). One table per call:
+ * at 16M calls and ~10^5 live blocks each probe is a cache miss, the
+ * pass's largest cost after decoding.
+ *
+ * The backtraces are resolved after the pass: cg_stream_end appends one
+ * call per backtrace with a cost, in the order their first calls came
+ * (so the resolver interns the resolved backtraces in the order it would
+ * have over every call, and the profile is the same file), and
+ * cg_stream_profile reads the ids those calls were rewritten to. */
+#include "callgrind/cg_trace.h"
+#include "rtrace/filter.h"
+#include "rtrace/heapprof.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE32 UINT32_MAX
+
+typedef struct rec {
+	uint64_t v[CG_EV_N];
+	uint32_t next; /* the backtrace's next record (another key), or NONE32 */
+	uint8_t key;
+} rec;
+
+typedef struct bt_info {
+	uint64_t first; /* index of the first call with this backtrace */
+	uint32_t head;  /* first record, or NONE32 */
+	uint32_t proxy; /* cg_stream_end: its call, after s->base */
+	bool seen;
+} bt_info;
+
+struct cg_stream {
+	bt_info *bts; /* by backtrace id + 1 (0: calls without one) */
+	size_t nbts;
+	rec *recs;
+	size_t nrecs, crecs;
+	rt_trace *live; /* other types' live allocations (rt_leaks) */
+	rt_leaks *leaks;
+	rt_hp *hp;
+	uint8_t key_of[RT_MAX_RESOURCES + 1]; /* type -> key + 1; 0: not known yet */
+	bool in_hp[RT_MAX_RESOURCES + 1];     /* the type's blocks are rt_hp's */
+	cg_usage u;
+	size_t base, nproxies; /* cg_stream_end's calls in t: [base, base + nproxies) */
+	bool proxied;
+	bool ended;
+};
+
+cg_stream *cg_stream_new(void)
+{
+	cg_stream *s = rt_xcalloc(1, sizeof *s);
+	s->live = rt_trace_new();
+	s->leaks = rt_leaks_new();
+	s->hp = rt_hp_new();
+	return s;
+}
+
+void cg_stream_free(cg_stream *s)
+{
+	if (!s)
+		return;
+	free(s->bts);
+	free(s->recs);
+	rt_leaks_free(s->leaks);
+	rt_trace_free(s->live);
+	rt_hp_free(s->hp);
+	free(s);
+}
+
+/* --- per backtrace --- */
+
+static bt_info *bt_of(cg_stream *s, uint32_t bt)
+{
+	size_t k = bt == RT_NONE ? 0 : (size_t)bt + 1;
+	if (k >= s->nbts) {
+		size_t n = s->nbts ? s->nbts : 256;
+		while (n <= k)
+			n *= 2;
+		s->bts = rt_xrealloc(s->bts, n * sizeof *s->bts);
+		memset(s->bts + s->nbts, 0, (n - s->nbts) * sizeof *s->bts);
+		s->nbts = n;
+	}
+	return &s->bts[k];
+}
+
+static uint64_t *costs(cg_stream *s, uint32_t bt, uint8_t key)
+{
+	bt_info *b = bt_of(s, bt);
+	uint32_t *link = &b->head;
+	if (!b->seen)
+		b->head = NONE32;
+	b->seen = true;
+	for (; *link != NONE32; link = &s->recs[*link].next)
+		if (s->recs[*link].key == key)
+			return s->recs[*link].v;
+	rec r = {{0}, NONE32, key};
+	RT_PUSH(s->recs, s->nrecs, s->crecs, r);
+	*link = (uint32_t)(s->nrecs - 1);
+	return s->recs[s->nrecs - 1].v;
+}
+
+static void saw(cg_stream *s, const rt_call *c)
+{
+	bt_info *b = bt_of(s, c->bt);
+	if (!b->seen) {
+		b->seen = true;
+		b->head = NONE32;
+		b->first = c->index;
+	}
+}
+
+/* Memory (untyped calls, a type without a declaration, "memory") is key
+ * 0; each other type its own. */
+static uint8_t key_of(cg_stream *s, const rt_trace *t, uint8_t type)
+{
+	if (s->key_of[type])
+		return s->key_of[type] - 1;
+	const rt_resource *r = type ? rt_trace_resource_get(t, type) : NULL;
+	uint8_t k = !r || !strcmp(r->type, "memory") ? 0 : type;
+	if (r || !type) {
+		s->key_of[type] = (uint8_t)(k + 1);
+		s->in_hp[type] = !type || rt_trace_res_is(t, type, "memory");
+	}
+	return k;
+}
+
+/* --- live resources of other types: rt_leaks's --- */
+
+/* The scratch trace's resources are t's, in the same slots. */
+static void sync_resources(cg_stream *s, const rt_trace *t)
+{
+	for (size_t i = rt_trace_resource_count(s->live); i < rt_trace_resource_count(t); i++) {
+		const rt_resource *r = rt_trace_resource_get(t, (uint8_t)(i + 1));
+		rt_trace_add_resource(s->live, r->mask, r->type, r->desc, r->flags);
+	}
+}
+
+static void unfreed(cg_stream *s, uint32_t bt, uint8_t key, uint64_t size)
+{
+	uint64_t *v = costs(s, bt, key);
+	s->u.saturated |= !cg_sat_add(&v[CG_EV_UNFREED], 1);
+	s->u.saturated |= !cg_sat_add(&v[CG_EV_UNFREED_SIZE], size);
+}
+
+static void track(cg_stream *s, const rt_trace *t, const rt_call *c)
+{
+	sync_resources(s, t);
+	rt_call k = *c;
+	k.args = RT_NONE; /* the caller's */
+	rt_leaks_feed(s->leaks, s->live, &k);
+}
+
+/* --- the pass --- */
+
+static void feed(cg_stream *s, rt_trace *t, const rt_call *c)
+{
+	if (c->kind == RT_CALL_DEAD || c->res_type > RT_MAX_RESOURCES)
+		return;
+	saw(s, c);
+	uint8_t key = key_of(s, t, c->res_type);
+	if (c->kind == RT_CALL_ALLOC) {
+		uint64_t *v = costs(s, c->bt, key);
+		s->u.saturated |= !cg_sat_add(&v[CG_EV_ALLOCS], 1);
+		s->u.saturated |= !cg_sat_add(&v[CG_EV_SIZE], c->size);
+		s->u.used[key] = true;
+		s->u.sized[key] |= c->size != 1;
+	}
+	if (!s->in_hp[c->res_type]) {
+		track(s, t, c);
+		return;
+	}
+	rt_call k = *c;
+	k.args = RT_NONE; /* rt_hp releases them; they are the caller's */
+	rt_hp_feed(s->hp, t, &k);
+}
+
+void cg_stream_feed(void *ctx, rt_trace *t, const rt_call *c)
+{
+	cg_stream *s = ctx;
+	feed(s, t, c);
+	if (c->args != RT_NONE)
+		rt_trace_release_args(t, c->args);
+}
+
+/* The heap profile's temporary allocations and peak bytes, and what is
+ * still live: into the records, once. */
+static void close_pass(cg_stream *s)
+{
+	if (s->ended)
+		return;
+	s->ended = true;
+	rt_hp_finish(s->hp);
+	for (size_t i = 0; i < rt_hp_site_count(s->hp); i++) {
+		const rt_hp_site *h = rt_hp_site_at(s->hp, i);
+		uint64_t blocks = rt_hp_site_live_blocks(s->hp, i);
+		if (!h->cost.temporary && !h->cost.peak && !blocks)
+			continue;
+		uint64_t *v = costs(s, h->bt, 0);
+		/* rt_hp's byte sums wrap: where the site's allocated bytes were
+		 * held at 2^64-1, its live bytes are held there too */
+		bool held = v[CG_EV_SIZE] == UINT64_MAX;
+		s->u.saturated |= !cg_sat_add(&v[CG_EV_TEMPORARY], h->cost.temporary);
+		s->u.saturated |= !cg_sat_add(&v[CG_EV_PEAK], held && h->cost.peak ? UINT64_MAX : h->cost.peak);
+		s->u.saturated |= !cg_sat_add(&v[CG_EV_UNFREED], blocks);
+		s->u.saturated |= !cg_sat_add(&v[CG_EV_UNFREED_SIZE], held && blocks ? UINT64_MAX : h->cost.leaked);
+	}
+	rt_leaks_finish(s->leaks, s->live);
+	const rt_call *c = rt_trace_calls_const(s->live);
+	for (size_t i = 0, n = rt_trace_call_count(s->live); i < n; i++)
+		if (c[i].kind == RT_CALL_ALLOC)
+			unfreed(s, c[i].bt, s->key_of[c[i].res_type] ? s->key_of[c[i].res_type] - 1 : 0, c[i].size);
+}
+
+/* The backtraces with records, by their first call (ties by id). */
+typedef struct first_key {
+	uint64_t first;
+	uint32_t k;
+} first_key;
+
+static int first_cmp(const void *a, const void *b)
+{
+	const first_key *x = a, *y = b;
+	if (x->first != y->first)
+		return x->first < y->first ? -1 : 1;
+	return (x->k > y->k) - (x->k < y->k);
+}
+
+void cg_stream_end(cg_stream *s, rt_trace *t)
+{
+	close_pass(s);
+	first_key *v = rt_xmalloc((s->nbts ? s->nbts : 1) * sizeof *v);
+	size_t n = 0;
+	for (size_t k = 0; k < s->nbts; k++)
+		if (s->bts[k].seen && s->bts[k].head != NONE32)
+			v[n++] = (first_key){s->bts[k].first, (uint32_t)k};
+	qsort(v, n, sizeof *v, first_cmp);
+	s->base = rt_trace_call_count(t);
+	s->nproxies = n;
+	s->proxied = true;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t k = v[i].k;
+		s->bts[k].proxy = (uint32_t)i;
+		rt_call c = {.index = v[i].first, .bt = k ? k - 1 : RT_NONE, .fn = RT_NONE,
+			     .args = RT_NONE, .kind = RT_CALL_ALLOC};
+		rt_trace_append_call(t, &c);
+	}
+	free(v);
+}
+
+/* The records as site costs, under the backtrace ids of t now: those
+ * cg_stream_end's calls were rewritten to, else the ids as read. */
+static cg_site_cost *site_costs(cg_stream *s, const rt_trace *t, size_t *n)
+{
+	size_t m = 0;
+	cg_site_cost *v = rt_xmalloc((s->nrecs ? s->nrecs : 1) * sizeof *v);
+	const rt_call *calls = rt_trace_calls_const(t);
+	bool mapped = s->proxied && rt_trace_call_count(t) >= s->base + s->nproxies;
+	for (size_t k = 0; k < s->nbts; k++) {
+		if (!s->bts[k].seen || s->bts[k].head == NONE32)
+			continue;
+		uint32_t bt = k ? (uint32_t)k - 1 : RT_NONE;
+		if (mapped)
+			bt = calls[s->base + s->bts[k].proxy].bt;
+		for (uint32_t r = s->bts[k].head; r != NONE32; r = s->recs[r].next) {
+			v[m].bt = bt;
+			v[m].key = s->recs[r].key;
+			memcpy(v[m].v, s->recs[r].v, sizeof v[m].v);
+			m++;
+		}
+	}
+	*n = m;
+	return v;
+}
+
+cg_profile *cg_stream_profile(cg_stream *s, rt_trace *t, const cg_trace_opts *opts)
+{
+	close_pass(s);
+	size_t n;
+	cg_site_cost *v = site_costs(s, t, &n);
+	cg_profile *p = cg_profile_build(t, opts, v, n, &s->u);
+	free(v);
+	return p;
+}
+
+cg_profile *cg_profile_from_trace(rt_trace *t, const cg_trace_opts *opts)
+{
+	cg_stream *s = cg_stream_new();
+	const rt_call *c = rt_trace_calls_const(t);
+	for (size_t i = 0, n = rt_trace_call_count(t); i < n; i++)
+		feed(s, t, &c[i]);
+	cg_profile *p = cg_stream_profile(s, t, opts);
+	cg_stream_free(s);
+	return p;
+}
