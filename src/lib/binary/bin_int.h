@@ -75,6 +75,8 @@ typedef struct stream {
 	rt_diag *err;  /* its error, once failed */
 	uint64_t *q;   /* its chunks that the scanner found, in file order */
 	size_t qhead, qlen, qcap;
+	uint8_t *zbuf; /* compressed trace: its chunk, decoded (header too) */
+	size_t zcap;
 } stream;
 
 typedef struct rd {
@@ -116,6 +118,14 @@ typedef struct rd {
 	uint64_t (*leak_ids)[2], (*err_ids)[6];
 	size_t nleak_ids, cleak_ids, nerr_ids, cerr_ids, leak_base, err_base;
 	bool have_leaksum;
+	/* a compressed trace (docs/binary-format.md, "Compressed traces"):
+	 * chunks are frames, decoded into their stream's zbuf; off_of counts
+	 * the bytes of the one being read (zbuf, zlen) from its frame's
+	 * offset zoff */
+	bool z, ztrunc;
+	struct rt_bin_zc *zc;
+	const uint8_t *zbuf;
+	uint64_t zoff, zlen;
 } rd;
 
 static inline uint32_t le32(const uint8_t *p)
@@ -131,6 +141,9 @@ static inline uint64_t le64(const uint8_t *p)
 
 static inline uint64_t off_of(const rd *r, const uint8_t *p)
 {
+	uintptr_t a = (uintptr_t)p, z = (uintptr_t)r->zbuf;
+	if (r->zbuf && a >= z && a - z <= r->zlen)
+		return r->zoff + (uint64_t)(a - z);
 	return (uint64_t)(p - r->base);
 }
 
