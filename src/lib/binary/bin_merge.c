@@ -276,7 +276,7 @@ static bool zenter(rd *r, stream *s, uint64_t off)
 	char why[200];
 	if (!r->zc)
 		r->zc = rt_bin_zc_new();
-	rt_grow((void **)&s->zbuf, &s->zcap, RT_TF_CHUNK_HEADER + (size_t)used, 1);
+	rt_grow((void **)&s->zbuf, &s->zcap, RT_TF_CHUNK_HEADER + (size_t)used + RT_BIN_ZC_SLACK, 1);
 	memcpy(s->zbuf, h, RT_TF_CHUNK_HEADER);
 	if (!rt_bin_zc_decode(r->zc, h + RT_TF_ZFRAME_HEADER, zlen, le32(h + RT_TF_OFF_ZCODING), s->zbuf + RT_TF_CHUNK_HEADER,
 			      used, why, sizeof why))

@@ -30,7 +30,7 @@
 
 enum { C_TYPE, C_IDX, C_DT, C_KIND, C_FN, C_RES, C_ADDR, C_SIZE, C_BT, C_CTX, C_ARGS, C_BTREC, C_TAIL, NCOL };
 #define RING 4096u         /* allocated addresses a release can refer to */
-#define HASH (4 * RING)    /* address -> allocation ordinal, per chunk */
+#define HASH (2 * RING)    /* address -> allocation ordinal, per chunk */
 #define MAX_COLS(n) (2 * (n) + 1024) /* a longer column coding is not used */
 
 typedef struct col {
@@ -87,23 +87,27 @@ typedef struct cstate {
 
 static void col_put(col *c, const void *p, size_t n)
 {
-	if (c->n + n > c->cap)
-		rt_grow((void **)&c->p, &c->cap, c->n + n, 1);
 	memcpy(c->p + c->n, p, n);
 	c->n += n;
 }
 
-static void col_v(col *c, uint64_t v)
+/* Columns have room for what a chunk of n bytes can put in them (split
+ * reserves 2n): a record is 9 bytes at least and puts at most 10 in
+ * each column. */
+static inline void col_v(col *c, uint64_t v)
 {
-	uint8_t t[RT_VARINT_MAX];
-	col_put(c, t, (size_t)(rt_put_varint(t, v) - t));
+	c->n = (size_t)(rt_put_varint(c->p + c->n, v) - c->p);
 }
 
-static void col_u8(col *c, uint8_t v) { col_put(c, &v, 1); }
+static inline void col_u8(col *c, uint8_t v) { c->p[c->n++] = v; }
 
 /* A varint in its shortest form, the only one the coding keeps as is. */
-static bool get_v(const uint8_t **p, const uint8_t *end, uint64_t *v)
+static inline bool get_v(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
+	if (*p < end && **p < 0x80) {
+		*v = *(*p)++;
+		return true;
+	}
 	int n = rt_varint_get(*p, end, v);
 	if (n <= 0 || (n > 1 && (*p)[n - 1] == 0))
 		return false;
@@ -232,11 +236,15 @@ static void split(rt_bin_zc *z, const uint8_t *p, const uint8_t *end)
 	call_f f;
 	if (++z->gen == 0)
 		memset(z->hash, 0, sizeof z->hash), z->gen = 1;
-	for (int i = 0; i < NCOL; i++)
+	for (int i = 0; i < NCOL; i++) {
 		z->col[i].n = 0;
+		if (z->col[i].cap < 2 * (size_t)(end - p) + 16)
+			rt_grow((void **)&z->col[i].p, &z->col[i].cap, 2 * (size_t)(end - p) + 16, 1);
+	}
 	while (p < end) {
 		const uint8_t *q = p + 1;
-		if ((*p == RT_REC_CALL || *p == RT_REC_CALLA) && parse_call(&q, end, *p == RT_REC_CALLA, &f)) {
+		if ((*p == RT_REC_CALL || *p == RT_REC_CALLA) && parse_call(&q, end, *p == RT_REC_CALLA, &f) &&
+		    rt_zigzag((int64_t)(f.addr - s.alloc_addr)) >> 62 == 0) { /* 1 + 2 zigzag fits */
 			put_call(z, &s, *p, &f);
 		} else if (*p == RT_REC_BT && parse_bt(&q, end)) {
 			col_u8(&z->col[C_TYPE], RT_REC_BT);
@@ -305,8 +313,12 @@ static bool fail(dec *d, const char *what)
 	return false;
 }
 
-static bool take_v(dec *d, int c, uint64_t *v)
+static inline bool take_v(dec *d, int c, uint64_t *v)
 {
+	if (d->p[c] < d->end[c] && *d->p[c] < 0x80) {
+		*v = *d->p[c]++;
+		return true;
+	}
 	int n = rt_varint_get(d->p[c], d->end[c], v);
 	if (n <= 0)
 		return fail(d, "a column of the frame ends early or holds a bad varint");
@@ -323,10 +335,10 @@ static bool emit(dec *d, const void *p, size_t n)
 	return true;
 }
 
-static bool emit_v(dec *d, uint64_t v)
+/* Unchecked: join_call checks for room for a whole CALL first. */
+static inline void put_v(dec *d, uint64_t v)
 {
-	uint8_t t[RT_VARINT_MAX];
-	return emit(d, t, (size_t)(rt_put_varint(t, v) - t));
+	d->o = rt_put_varint(d->o, v);
 }
 
 static bool take_addr(rt_bin_zc *z, dec *d, cstate *s, uint8_t kind, uint64_t *addr)
@@ -362,16 +374,20 @@ static bool join_call(rt_bin_zc *z, dec *d, cstate *s, uint8_t type)
 	    !take_v(d, C_CTX, &ctx))
 		return false;
 	s->index += (uint64_t)rt_unzigzag(di) + 1;
-	if (!emit(d, &type, 1) || !emit_v(d, s->index) || !emit_v(d, dt) || !emit(d, &kind, 1) ||
-	    !emit_v(d, fn) || !emit_v(d, res) || !emit_v(d, addr))
-		return false;
-	if (kind == RT_TF_CALL_ALLOC) {
-		s->size += (uint64_t)rt_unzigzag(ds);
-		if (!emit_v(d, s->size))
-			return false;
-	}
-	if (!emit_v(d, bt) || !emit_v(d, ctx))
-		return false;
+	s->size += (uint64_t)rt_unzigzag(ds);
+	if (d->oend - d->o < 2 + 8 * RT_VARINT_MAX)
+		return fail(d, "the frame decodes to more bytes than its chunk header's used");
+	*d->o++ = type;
+	put_v(d, s->index);
+	put_v(d, dt);
+	*d->o++ = kind;
+	put_v(d, fn);
+	put_v(d, res);
+	put_v(d, addr);
+	if (kind == RT_TF_CALL_ALLOC)
+		put_v(d, s->size);
+	put_v(d, bt);
+	put_v(d, ctx);
 	if (type != RT_REC_CALLA)
 		return true;
 	const uint8_t *a = d->p[C_ARGS];
@@ -452,7 +468,7 @@ static bool unzstd(rt_bin_zc *z, dec *d, const uint8_t *src, size_t len, size_t 
 bool rt_bin_zc_decode(rt_bin_zc *z, const uint8_t *src, size_t len, uint32_t coding, uint8_t *dst,
 		      size_t n, char *why, size_t whylen)
 {
-	dec d = {.o = dst, .oend = dst + n, .why = why, .whylen = whylen};
+	dec d = {.o = dst, .oend = dst + n + RT_BIN_ZC_SLACK, .why = why, .whylen = whylen};
 	size_t got;
 	uint32_t c = coding & RT_TF_ZCODING_MASK;
 	if (c == RT_TF_ZCODING_ZSTD) {
@@ -468,7 +484,8 @@ bool rt_bin_zc_decode(rt_bin_zc *z, const uint8_t *src, size_t len, uint32_t cod
 	if (!unzstd(z, &d, src, len, MAX_COLS(n) + NCOL * RT_VARINT_MAX, &got) ||
 	    !cut_columns(&d, z->buf, z->buf + got) || !join(z, &d))
 		return false;
-	if (d.o != d.oend)
-		return fail(&d, "the frame decodes to fewer bytes than its chunk header's used");
+	if (d.o != dst + n)
+		return fail(&d, d.o < dst + n ? "the frame decodes to fewer bytes than its chunk header's used"
+					      : "the frame decodes to more bytes than its chunk header's used");
 	return true;
 }

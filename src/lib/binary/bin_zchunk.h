@@ -10,6 +10,8 @@
 
 typedef struct rt_bin_zc rt_bin_zc;
 
+#define RT_BIN_ZC_SLACK 128
+
 rt_bin_zc *rt_bin_zc_new(void);
 void rt_bin_zc_free(rt_bin_zc *z);
 
@@ -21,7 +23,8 @@ size_t rt_bin_zc_encode(rt_bin_zc *z, const uint8_t *rec, size_t n, int level, c
 			uint32_t *coding);
 
 /* Decodes the payload src of len bytes (coding as in the frame header)
- * into exactly n bytes at dst. False with why (a sentence) when the
+ * into exactly n bytes at dst, which has room for RT_BIN_ZC_SLACK more
+ * (the decoder writes a whole CALL before it checks the length). False with why (a sentence) when the
  * payload is not what the coding says or does not give n bytes. */
 bool rt_bin_zc_decode(rt_bin_zc *z, const uint8_t *src, size_t len, uint32_t coding, uint8_t *dst,
 		      size_t n, char *why, size_t whylen);
