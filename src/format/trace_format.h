@@ -207,6 +207,8 @@ enum {
 	RT_TF_ZCODING_COLUMNS = 1, /* the records split in columns */
 	RT_TF_ZCODING_MASK = 0xff,
 	RT_TF_ZFLAG_LAST = 0x100,  /* the last chunk of its thread */
+	RT_TF_ZFLAG_SNAP = 0x200,  /* a copy of a chunk still growing: a later
+				    * frame of the same tid and seq replaces it */
 };
 _Static_assert(RT_TF_OFF_ZFORMAT == 48, "container header: frame format at 48");
 

@@ -60,23 +60,26 @@ f=$(ls pre/tp_leaks-*.rtrace)
 [ "$(magic "$f")" = 'RTRACE\0001' ] && ok || bad "LD_PRELOAD alone: not raw: $(magic "$f")"
 "$RTRACE" postproc -lc -i "$f" > /dev/null 2> err && ok || bad "LD_PRELOAD alone: unreadable: $(cat err)"
 
-# --- cut anywhere: the calls read are a prefix of the whole trace's, and
-# the reader warns, naming the file ---
-z=$(ls eq/tp_churn-*.rtrace.z)
-"$RTRACE" convert --to text -o full.txt "$z"
-grep '^[0-9]' full.txt > full.calls
-size=$(stat -c %s "$z")
-for cut in 64 88 200 1000 $((size / 3)) $((size / 2)) $((size - 30)) $((size - 24)) $((size - 1)); do
-  head -c "$cut" "$z" > cut.rtrace
-  "$RTRACE" convert --to text -o cut.txt cut.rtrace 2> err
-  rc=$?
-  [ $rc = 0 ] && ok || bad "cut at $cut: status $rc: $(cat err)"
-  grep -q "cut.rtrace: truncated compressed trace" err && ok || bad "cut at $cut: no warning: $(cat err)"
-  grep '^[0-9]' cut.txt > cut.calls
-  k=$(wc -l < cut.calls)
-  head -n "$k" full.calls | cmp -s - cut.calls && ok || bad "cut at $cut: $k calls, not a prefix"
+# --- cut anywhere: the reader warns, naming the file, and reads every
+# complete frame: calls of the whole trace, a prefix of each thread's ---
+for z in eq/tp_churn-*.rtrace.z eq/tp_threads-*.rtrace.z; do
+  "$RTRACE" convert --to text -o full.txt "$z"
+  grep '^[0-9]' full.txt > full.calls
+  size=$(stat -c %s "$z")
+  for cut in 64 88 200 1000 $((size / 3)) $((size / 2)) $((size - 30)) $((size - 24)) $((size - 1)); do
+    head -c "$cut" "$z" > cut.rtrace
+    "$RTRACE" convert --to text -o cut.txt cut.rtrace 2> err
+    rc=$?
+    [ $rc = 0 ] && ok || bad "$z cut at $cut: status $rc: $(cat err)"
+    grep -q "cut.rtrace: truncated compressed trace" err && ok || bad "$z cut at $cut: no warning: $(cat err)"
+    grep '^[0-9]' cut.txt > cut.calls
+    k=$(wc -l < cut.calls)
+    # every call read is the whole trace's (one thread: its first k)
+    [ -z "$(grep -Fxvf full.calls cut.calls | head -1)" ] && ok || bad "$z cut at $cut: calls not in the trace"
+    case $z in *churn*) head -n "$k" full.calls | cmp -s - cut.calls && ok || bad "$z cut at $cut: not a prefix" ;; esac
+  done
+  [ "$k" -gt 0 ] && ok || bad "$z cut before the end frame: no calls"
 done
-[ "$k" -gt 0 ] && ok || bad "cut before the end frame: no calls"
 head -c 40 "$z" > cut.rtrace
 "$RTRACE" convert --to text -o cut.txt cut.rtrace 2> err && bad "cut in the header read" ||
   grep -q "expected the 64-byte file header" err && ok || bad "cut in the header: $(cat err)"

@@ -123,6 +123,8 @@ typedef struct rd {
 	 * the bytes of the one being read (zbuf, zlen) from its frame's
 	 * offset zoff */
 	bool z, ztrunc;
+	char ztrunc_msg[200];
+	idmap zsuper; /* frames a later one of the same chunk replaces */
 	struct rt_bin_zc *zc;
 	const uint8_t *zbuf;
 	uint64_t zoff, zlen;

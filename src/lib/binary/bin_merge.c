@@ -58,11 +58,13 @@ static uint64_t next_off(const rd *r, uint64_t off)
 }
 
 /* A compressed trace without its end frame (rtrace run was stopped, or
- * is still writing it): its calls read up to where the frames end,
- * which every thread's stream stops at (said once, as a warning). */
+ * is still writing it): every complete frame is read, and the reader
+ * says once, as a warning, that the calls of the chunks not compressed
+ * yet are missing (each thread's stream ends at its last frame). */
 static int ztruncated(rd *r, uint64_t off, const char *what)
 {
-	rt_bin_bad(r, off, "truncated compressed trace (%s): the calls up to its last complete frame are read", what);
+	snprintf(r->ztrunc_msg, sizeof r->ztrunc_msg, "truncated compressed trace (%s at byte offset %" PRIu64
+		 "): read to its last complete frame; the calls of chunks not compressed yet are missing", what, off);
 	r->ztrunc = true;
 	return CHUNK_END;
 }
@@ -186,6 +188,15 @@ static void index_chunk(rd *r, uint64_t off)
 	}
 	uint32_t prev = *sid;
 	stream *s = &r->s[prev];
+	if (r->z && !s->broken && seq == s->seq &&
+	    (le32(r->base + s->last + RT_TF_OFF_ZCODING) & RT_TF_ZFLAG_SNAP)) {
+		/* a later, longer copy of a chunk written while it grew */
+		rt_bin_idmap_put(&r->zsuper, s->last, 1);
+		if (s->first == s->last)
+			s->first = s->chunk = off;
+		s->last = off;
+		return;
+	}
 	if (seq == 0) {
 		uint32_t n = new_stream(r, tid, off, seq);
 		r->s[prev].next_gen = n;
@@ -228,7 +239,7 @@ static void index_chunks(rd *r)
 		}
 		/* a bad chunk (or a compressed trace cut short): any thread may
 		 * have had chunks past it */
-		if ((k == CHUNK_BAD || r->ztrunc) && !r->pending)
+		if (k == CHUNK_BAD && !r->pending)
 			r->pending = rt_bin_diag_dup(&r->diag);
 		break;
 	}
@@ -254,6 +265,8 @@ static bool scan_one(rd *r)
 		return false;
 	uint64_t off = r->scan;
 	r->scan = next_off(r, off);
+	if (r->z && rt_bin_idmap_get(&r->zsuper, off))
+		return true; /* replaced by a later frame */
 	uint32_t *g = rt_bin_idmap_get(&r->scan_tids, le32(r->base + off + RT_TF_OFF_TID));
 	if (!g)
 		return true;
@@ -428,16 +441,16 @@ static bool deliver(rd *r, const stream *s)
 	return true;
 }
 
-/* "FILE: truncated compressed trace ...", a warning: reading stops where
- * the first thread's frames run out, keeping the calls a prefix. */
-static void ztrunc_warn(rd *r)
+/* "FILE: truncated compressed trace ...", a warning; a call whose ids
+ * were defined in a chunk not compressed yet ends the reading there. */
+static int ztrunc_warn(rd *r, const rt_diag *stop)
 {
 	rt_diag d = {r->file, 0, 0, ""};
-	const char *m = strstr(r->pending->msg, "truncated");
-	snprintf(d.msg, sizeof d.msg, "%.300s (up to call %" PRIu64 ")", m ? m : r->pending->msg, r->delivered);
+	snprintf(d.msg, sizeof d.msg, "%.250s%s%.200s", r->ztrunc_msg, stop ? "; stopped at " : "", stop ? stop->msg : "");
 	if (r->o && r->o->warn)
 		r->o->warn(r->o->ctx, &d);
-	snprintf(r->stats.incomplete, sizeof r->stats.incomplete, "%s", d.msg);
+	snprintf(r->stats.incomplete, sizeof r->stats.incomplete, "%s", r->ztrunc_msg);
+	return 0;
 }
 
 /* Every stream reads up to its first call, then the heap hands the calls
@@ -457,18 +470,16 @@ static int merge(rd *r, rt_diag *err)
 	while (r->nheap) {
 		uint32_t i = heap_pop(r);
 		stream *s = &r->s[i];
-		if (s->failed && r->ztrunc && r->pending && !strcmp(s->err->msg, r->pending->msg))
-			return ztrunc_warn(r), 0;
 		if (s->failed)
 			return *err = *s->err, -1;
 		if (!deliver(r, s))
-			return *err = r->diag, -1;
+			return r->ztrunc ? ztrunc_warn(r, &r->diag) : (*err = r->diag, -1);
 		advance(r, s);
 		if (s->has_head || s->failed)
 			heap_push(r, i);
 	}
-	if (r->pending && r->ztrunc) /* every thread's last frame was there */
-		return ztrunc_warn(r), 0;
+	if (r->ztrunc)
+		return ztrunc_warn(r, NULL);
 	if (r->pending) /* no stream ran into it: there was none */
 		return *err = *r->pending, -1;
 	return 0;
@@ -542,6 +553,7 @@ static void rd_free(rd *r)
 		free(r->s[i].zbuf);
 	}
 	rt_bin_zc_free(r->zc);
+	free(r->zsuper.slots);
 	free(r->s);
 	free(r->heap);
 	free(r->pending);

@@ -34,13 +34,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define FLUSH_AT (1u << 20)
+#define SNAP_NS 1000000000ull /* a chunk growing for longer is copied */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 typedef struct tslot {
 	uint64_t key;   /* tid + 1; 0: empty */
 	uint64_t chunk; /* index + 1 of its last chunk not yet written; 0: none */
+	uint64_t since; /* when it was seen first (ns) */
+	uint32_t snap;  /* its used bytes in its last copy (SNAP frame) */
 } tslot;
 
 struct rt_bin_zwriter {
@@ -56,6 +67,7 @@ struct rt_bin_zwriter {
 	uint64_t *done; /* chunks written since the last punch */
 	size_t ndone, cdone;
 	bool no_punch;
+	uint64_t snap_at; /* the last look for chunks to copy (ns) */
 	rt_bin_zstats st;
 };
 
@@ -148,8 +160,9 @@ static void ob_put(rt_bin_zwriter *w, const void *p, size_t n)
 	w->on += n;
 }
 
-/* Chunk i (complete) as a frame. */
-static int put_frame(rt_bin_zwriter *w, uint64_t i, bool last, rt_diag *err)
+/* Chunk i as a frame: complete, or (flags RT_TF_ZFLAG_SNAP) a copy of
+ * what it holds now, which stays in the raw file. */
+static int put_frame(rt_bin_zwriter *w, uint64_t i, uint32_t flags, rt_diag *err)
 {
 	uint64_t off = w->hs + i * w->cs;
 	if (!pread_all(w->raw, w->chunk, RT_TF_CHUNK_HEADER, off))
@@ -166,7 +179,7 @@ static int put_frame(rt_bin_zwriter *w, uint64_t i, bool last, rt_diag *err)
 	if (!zlen)
 		return zfail(err, w->raw_path, "zstd could not compress the chunk at byte offset %" PRIu64, off);
 	uint8_t h[RT_TF_ZFRAME_HEADER];
-	uint32_t zl = (uint32_t)zlen, cf = coding | (last ? RT_TF_ZFLAG_LAST : 0);
+	uint32_t zl = (uint32_t)zlen, cf = coding | flags;
 	memcpy(h, w->chunk, RT_TF_CHUNK_HEADER);
 	memcpy(h + RT_TF_OFF_ZLEN, &zl, 4);
 	memcpy(h + RT_TF_OFF_ZCODING, &cf, 4);
@@ -175,7 +188,8 @@ static int put_frame(rt_bin_zwriter *w, uint64_t i, bool last, rt_diag *err)
 	w->st.chunks++;
 	w->st.raw_bytes += RT_TF_CHUNK_HEADER + used;
 	w->st.out_bytes += sizeof h + zlen;
-	RT_PUSH(w->done, w->ndone, w->cdone, i);
+	if (!(flags & RT_TF_ZFLAG_SNAP))
+		RT_PUSH(w->done, w->ndone, w->cdone, i);
 	if (w->on >= FLUSH_AT && !flush(w))
 		return zfail(err, w->out_path, "cannot write: %s", strerror(errno));
 	return 0;
@@ -219,9 +233,11 @@ static uint64_t chunks_now(rt_bin_zwriter *w, bool *done)
 }
 
 /* Looks at the chunks not seen yet: each makes the previous chunk of its
- * tid complete. Stops at one not yet written, unless ended. */
+ * tid complete. Stops at one not yet written, unless ended: then every
+ * chunk is complete, and goes in the file's order. */
 static int discover(rt_bin_zwriter *w, uint64_t n, bool ended, rt_diag *err)
 {
+	uint64_t now = now_ns();
 	for (; w->scan < n; w->scan++) {
 		uint8_t h[RT_TF_CHUNK_HEADER];
 		if (!pread_all(w->raw, h, sizeof h, w->hs + w->scan * w->cs))
@@ -234,9 +250,36 @@ static int discover(rt_bin_zwriter *w, uint64_t n, bool ended, rt_diag *err)
 		if (!get32(h + RT_TF_OFF_USED) && !ended)
 			break;
 		tslot *s = tid_slot(w, get32(h + RT_TF_OFF_TID));
-		if (s->chunk && put_frame(w, s->chunk - 1, get32(h + RT_TF_OFF_SEQ) == 0, err))
+		if (s->chunk && put_frame(w, s->chunk - 1, get32(h + RT_TF_OFF_SEQ) == 0 ? RT_TF_ZFLAG_LAST : 0, err))
 			return -1;
-		s->chunk = w->scan + 1;
+		*s = (tslot){s->key, w->scan + 1, now, 0};
+		if (ended && put_frame(w, w->scan, 0, err))
+			return -1;
+		if (ended)
+			s->chunk = 0;
+	}
+	return 0;
+}
+
+/* Chunks that have been growing for a second or more (a thread that
+ * waits, holding the process's first records) are copied as they are
+ * now, once a second while they grow: a container cut short (rtrace run
+ * killed) then still holds them. */
+static int snapshot(rt_bin_zwriter *w, rt_diag *err)
+{
+	uint64_t now = now_ns();
+	if (now - w->snap_at < SNAP_NS)
+		return 0;
+	w->snap_at = now;
+	for (size_t i = 0; i < w->ct; i++) {
+		tslot *s = &w->t[i];
+		uint8_t u[4];
+		if (!s->chunk || now - s->since < SNAP_NS ||
+		    !pread_all(w->raw, u, 4, w->hs + (s->chunk - 1) * w->cs + RT_TF_OFF_USED) || get32(u) <= s->snap)
+			continue;
+		s->snap = get32(u);
+		if (put_frame(w, s->chunk - 1, RT_TF_ZFLAG_SNAP, err))
+			return -1;
 	}
 	return 0;
 }
@@ -254,7 +297,7 @@ static int drain(rt_bin_zwriter *w, rt_diag *err)
 	qsort(last, n, sizeof *last, cmp_u64);
 	int rc = 0;
 	for (size_t i = 0; i < n && !rc; i++)
-		rc = put_frame(w, last[i], true, err);
+		rc = put_frame(w, last[i], RT_TF_ZFLAG_LAST, err);
 	free(last);
 	return rc;
 }
@@ -266,7 +309,7 @@ long rt_bin_zstep(rt_bin_zwriter *w, bool ended, bool *done, rt_diag *err)
 	ended |= clean;
 	if (done)
 		*done = clean;
-	if (discover(w, n, ended, err) || (ended && drain(w, err)))
+	if (discover(w, n, ended, err) || (ended ? drain(w, err) : snapshot(w, err)))
 		return -1;
 	if (!flush(w))
 		return zfail(err, w->out_path, "cannot write: %s", strerror(errno));
