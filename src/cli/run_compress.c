@@ -193,10 +193,12 @@ void run_compress_finish(run_compress *z)
 		free(z->t[i].path);
 	free(z->t);
 	if (getenv("RTRACE_ZSTATS")) {
-		struct rusage ru;
+		struct rusage ru, rc;
 		getrusage(RUSAGE_SELF, &ru);
-		cli_info("rtrace run's CPU time: %.3f s user, %.3f s system", ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
-			 ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
+		getrusage(RUSAGE_CHILDREN, &rc);
+		cli_info("rtrace run's CPU time: %.3f s user, %.3f s system; the program's: %.3f s user, %.3f s system",
+			 ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6, ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6,
+			 rc.ru_utime.tv_sec + rc.ru_utime.tv_usec / 1e6, rc.ru_stime.tv_sec + rc.ru_stime.tv_usec / 1e6);
 	}
 	free(z);
 }
