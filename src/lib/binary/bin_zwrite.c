@@ -204,7 +204,8 @@ static int cmp_u64(const void *a, const void *b)
 /* The written chunks leave the raw file, in runs of consecutive ones. */
 static void punch(rt_bin_zwriter *w)
 {
-	qsort(w->done, w->ndone, sizeof *w->done, cmp_u64);
+	if (w->ndone > 1)
+		qsort(w->done, w->ndone, sizeof *w->done, cmp_u64);
 	for (size_t i = 0, j; i < w->ndone && !w->no_punch; i = j) {
 		for (j = i + 1; j < w->ndone && w->done[j] == w->done[j - 1] + 1;)
 			j++;
@@ -294,7 +295,8 @@ static int drain(rt_bin_zwriter *w, rt_diag *err)
 			RT_PUSH(last, n, cap, w->t[i].chunk - 1);
 			w->t[i].chunk = 0;
 		}
-	qsort(last, n, sizeof *last, cmp_u64);
+	if (n > 1)
+		qsort(last, n, sizeof *last, cmp_u64);
 	int rc = 0;
 	for (size_t i = 0; i < n && !rc; i++)
 		rc = put_frame(w, last[i], RT_TF_ZFLAG_LAST, err);
