@@ -15,7 +15,8 @@
  * is gone (killed, or a crash); at the end, every trace whose process
  * has ended is finished, and one whose process still runs (a daemon
  * that outlived the program) is left to read as truncated, with its
- * remaining chunks in PATH.raw. RTRACE_ZSTATS in the environment prints
+ * remaining chunks in PATH.raw (or, when nothing of it was compressed
+ * yet, left raw under its name). RTRACE_ZSTATS in the environment prints
  * the figures of each trace and the CPU time this process used. */
 #define _GNU_SOURCE
 #include "run_compress.h"
@@ -133,16 +134,25 @@ static void stats(const ztrace *t)
 		 s.raw_bytes, s.out_bytes);
 }
 
+/* Unfinished (its process still runs, or the container cannot be
+ * written), a trace of which nothing was compressed stays raw, under
+ * its name: the raw file is complete as far as it goes. */
 static void close_trace(ztrace *t, bool finish)
 {
 	rt_diag err;
+	rt_bin_zstats st;
+	char raw[PATH_MAX + sizeof RT_RAW_SUFFIX];
 	stats(t);
+	rt_bin_zstats_get(t->w, &st);
 	if (rt_bin_zclose(t->w, finish, &err)) {
 		char m[700];
 		rt_diag_format(&err, m, sizeof m);
 		cli_warning("%s", m);
 	}
 	t->w = NULL;
+	snprintf(raw, sizeof raw, "%s%s", t->path, RT_RAW_SUFFIX);
+	if (!finish && !st.chunks && !unlink(t->path))
+		(void)!rename(raw, t->path);
 }
 
 /* One step over every trace; false when none had anything to compress. */
