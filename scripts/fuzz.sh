@@ -13,6 +13,7 @@
 # tests/fuzz/corpus/ and the regression inputs in tests/fuzz/regressions/.
 # Seeds of fuzz_bin_read: tests/fuzz/corpus-bin/ (written by
 # tests/cli/gen_bin_trace) and tests/fuzz/regressions-bin/ when it exists.
+# Seeds of fuzz_bin_zread (compressed traces): tests/fuzz/corpus-zbin/.
 # Seeds of fuzz_cg_read: the profiles of tests/data/callgrind and
 # tests/fuzz/regressions-cg/.
 # Seeds of fuzz_vgxml_read: tests/fuzz/corpus-vgxml/ (the files of
@@ -55,7 +56,7 @@ else
   # has no rule for it
   cmake -S "$root" -B "$build" -DRTRACE_FUZZ=ON -DRTRACE_TESTS=OFF >/dev/null
 fi
-cmake --build "$build" --target fuzz_text_read fuzz_bin_read fuzz_vgxml_read fuzz_cg_read fuzz_supp_read fuzz_ehframe -j"$(nproc 2>/dev/null || echo 2)" >/dev/null
+cmake --build "$build" --target fuzz_text_read fuzz_bin_read fuzz_bin_zread fuzz_vgxml_read fuzz_cg_read fuzz_supp_read fuzz_ehframe -j"$(nproc 2>/dev/null || echo 2)" >/dev/null
 
 work=${FUZZ_WORKDIR:-$(mktemp -d "${TMPDIR:-/tmp}/rtrace-fuzz.XXXXXX")}
 
@@ -120,6 +121,13 @@ mkdir -p "$corpus" "$work/fuzz_bin_read/artifacts"
 copy_seeds "$root/tests/fuzz/corpus-bin" ""
 [ -n "${FUZZ_NO_REGRESSIONS:-}" ] || copy_seeds "$root/tests/fuzz/regressions-bin" regression-
 fuzz fuzz_bin_read "$root/tests/fuzz/dict/bin.dict" || status=1
+
+# compressed traces: the container reader and the frame codec
+corpus=$work/fuzz_bin_zread/corpus
+mkdir -p "$corpus" "$work/fuzz_bin_zread/artifacts"
+copy_seeds "$root/tests/fuzz/corpus-zbin" ""
+copy_seeds "$root/tests/fuzz/corpus-bin" "raw-" # a first byte other than R: codec input
+fuzz fuzz_bin_zread "$root/tests/fuzz/dict/bin.dict" || status=1
 
 # the Valgrind XML reader
 corpus=$work/fuzz_vgxml_read/corpus

@@ -50,6 +50,37 @@ RTRACE_API int rt_bin_read_fd(rt_trace *t, int fd, const char *name,
 RTRACE_API int rt_bin_read_mem(rt_trace *t, const void *buf, size_t len, const char *name,
 		    const rt_read_opts *opts, rt_read_stats *stats, rt_diag *err);
 
+/* Compressed traces (docs/binary-format.md, "Compressed traces"): the
+ * raw chunks of a trace, each compressed into a frame of a container
+ * that the readers above read as they read a raw trace. The raw trace
+ * may still be growing: rt_bin_zstep compresses the chunks that are
+ * complete (their thread went on to another chunk, or its process ended)
+ * and punches them out of the raw file, so that its disk use stays
+ * bounded, and rt_bin_zclose finishes the container. `rtrace run` does
+ * this while the program runs. */
+typedef struct rt_bin_zwriter rt_bin_zwriter;
+
+typedef struct rt_bin_zstats {
+	uint64_t chunks;    /* frames written */
+	uint64_t raw_bytes; /* their chunks' headers and used bytes */
+	uint64_t out_bytes; /* the container's size so far */
+} rt_bin_zstats;
+
+/* Starts the container out (created, 0600; an existing file is an
+ * error) for the raw trace raw, with zstd level (1 to 19). NULL with
+ * *err when either file cannot be opened or raw is no raw trace. */
+RTRACE_API rt_bin_zwriter *rt_bin_zopen(const char *raw, const char *out, int level, rt_diag *err);
+/* Compresses the chunks of the raw trace that are complete now; with
+ * ended set, its process has ended and every chunk is. *done (may be
+ * NULL) tells that the process ended cleanly (the raw trace says so):
+ * everything is compressed. Returns the chunks compressed, -1 with *err. */
+RTRACE_API long rt_bin_zstep(rt_bin_zwriter *w, bool ended, bool *done, rt_diag *err);
+/* With finish: compresses the rest (the process has ended), ends the
+ * container and removes the raw file. Without: leaves both as they are
+ * (the container then reads as truncated). Frees w; 0, or -1 with *err. */
+RTRACE_API int rt_bin_zclose(rt_bin_zwriter *w, bool finish, rt_diag *err);
+RTRACE_API void rt_bin_zstats_get(const rt_bin_zwriter *w, rt_bin_zstats *s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "format/run_env.h"
 #include "run_report.h"
+#include "run_compress.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,7 +30,7 @@ enum { OPT_FREES = 256, OPT_FOLLOW, OPT_PAUSED, OPT_TOGGLE, OPT_NO_TS, OPT_UNWIN
        OPT_LEAK_CHECK, OPT_SHOW_KINDS, OPT_ERROR_KINDS, OPT_ERROR_EXITCODE, OPT_XML_FILE,
        OPT_GEN_SUPP, OPT_LIST_MODULES, OPT_NUM_CALLERS, OPT_BELOW_MAIN, OPT_XML_PROTOCOL,
        OPT_LOG_FILE, OPT_TOOL, OPT_SHOW_REACHABLE, OPT_TRACE_CHILDREN, OPT_SUPPRESSIONS,
-       OPT_SARIF_FILE, OPT_SOURCE_ROOT, OPT_CHECK_SIGNAL };
+       OPT_SARIF_FILE, OPT_SOURCE_ROOT, OPT_CHECK_SIGNAL, OPT_COMPRESS };
 
 static const cli_option options[] = {
 	{'m', "modules", " LIST", 'm', "what to trace, a comma separated list of modules\n"
@@ -100,6 +101,8 @@ static const cli_option options[] = {
 						   "processes that share a FILE share its log"},
 	{0, "source-root", "=DIR", OPT_SOURCE_ROOT, "with --sarif-file: file URIs relative to DIR\n"
 						    "(default: the current directory)"},
+	{0, "compress", "=LEVEL|no", OPT_COMPRESS, "compress the traces while the program runs, at\n"
+						  "zstd level 1-19 (default 1); no: raw traces"},
 	CLI_QUIET_HELP_OPTIONS("only the program's own output (with --log-file:\n"
 			       "the log has the errors, not the summaries)"),
 };
@@ -137,6 +140,7 @@ typedef struct run_opts {
 	int toggle_signal;
 	int check_signal; /* 0: none */
 	const char *leak_check; /* full, summary or no */
+	int compress;           /* zstd level; 0: raw traces */
 	run_report_opts report; /* what is reported on the traces */
 } run_opts;
 
@@ -276,6 +280,14 @@ static int parse_options(int argc, char **argv, run_opts *o)
 		case OPT_SHOW_REACHABLE:
 		case OPT_TRACE_CHILDREN: parse_valgrind_option(c, optarg, o); break;
 		case 'v': o->report.verbose = true; break;
+		case OPT_COMPRESS:
+			if (!strcmp(optarg, "no"))
+				o->compress = 0;
+			else if (!cli_parse_u64(optarg, 10, &v) || v < 1 || v > 19)
+				cli_die_usage("run", "invalid --compress '%s': expected a level 1 to 19 or no", optarg);
+			else
+				o->compress = (int)v;
+			break;
 		}
 	}
 	if (optind >= argc)
@@ -375,9 +387,9 @@ static void set_env(const run_opts *o, const char *preload, const char *manifest
 	setenv(RT_ENV_MANIFEST, manifest, 1);
 	snprintf(buf, sizeof buf, "%u", o->depth ? o->depth : 32);
 	setenv(RT_ENV_DEPTH, buf, 1);
-	snprintf(buf, sizeof buf, "%s%s%s%s%c", o->no_timestamps ? RT_FLAG_NO_TIMESTAMPS : "",
+	snprintf(buf, sizeof buf, "%s%s%s%s%s%c", o->no_timestamps ? RT_FLAG_NO_TIMESTAMPS : "",
 		 o->trace_frees ? RT_FLAG_TRACE_FREES : "", o->follow ? RT_FLAG_FOLLOW : "",
-		 o->start_paused ? RT_FLAG_START_PAUSED : "",
+		 o->start_paused ? RT_FLAG_START_PAUSED : "", o->compress ? RT_FLAG_COMPRESS : "",
 		 o->unwinder);
 	setenv(RT_ENV_FLAGS, buf, 1);
 	snprintf(buf, sizeof buf, "%d", o->toggle_signal);
@@ -472,11 +484,12 @@ static void install_forwarding(void)
 		sigaction(sigs[i], &sa, NULL);
 }
 
-/* The program's exit status, or 128+N when signal N killed it (*sig N). */
-static int wait_child(pid_t pid, int *sig)
+/* The program's exit status, or 128+N when signal N killed it (*sig N);
+ * z compresses the traces meanwhile. */
+static int wait_child(pid_t pid, int *sig, run_compress *z)
 {
 	int status;
-	while (waitpid(pid, &status, 0) < 0)
+	while ((z ? run_compress_wait(z, pid, &status) : waitpid(pid, &status, 0)) < 0)
 		if (errno != EINTR)
 			cli_die("waitpid: %s", strerror(errno));
 	if (WIFEXITED(status))
@@ -508,7 +521,7 @@ static void die_by(int sig)
 
 int cmd_run(int argc, char **argv)
 {
-	run_opts o = {.dir = ".", .leak_check = "full",
+	run_opts o = {.dir = ".", .leak_check = "full", .compress = 1,
 		      .report = {.leaks = {LEAK_KINDS_DEFAULT, LEAK_KINDS_DEFAULT, {12, false}, RT_LEAK_CHECK_FULL}}};
 	int first = parse_options(argc, argv, &o);
 	char preload_buf[PATH_MAX];
@@ -560,7 +573,10 @@ int cmd_run(int argc, char **argv)
 	while ((got = read(ep[0], &err, sizeof err)) < 0 && errno == EINTR)
 		;
 	close(ep[0]);
-	int sig = 0, rc = wait_child(pid, &sig);
+	run_compress *z = o.compress ? run_compress_new(manifest, o.compress) : NULL;
+	int sig = 0, rc = wait_child(pid, &sig, z);
+	if (z)
+		run_compress_finish(z);
 	if (sig) /* memcheck's "Process terminating with default action of signal" */
 		cli_info("Process %d killed by signal %d (SIG%s)", (int)pid, sig,
 			 sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");

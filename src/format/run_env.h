@@ -47,6 +47,12 @@
 #define RT_FLAG_START_PAUSED "p"  /* tracing starts paused (toggle signal) */
 #define RT_FLAG_LIBUNWIND "u"     /* every stack through libunwind */
 #define RT_FLAG_CHECK_UNWIND "k"  /* both unwinders, differences reported */
+/* rtrace run compresses the traces as they grow: the tracer writes each
+ * trace's raw chunks to PATH RT_RAW_SUFFIX, announces PATH, and leaves
+ * PATH to rtrace run, which writes the compressed trace there and
+ * removes the raw file (docs/binary-format.md, "Compressed traces"). */
+#define RT_FLAG_COMPRESS "z"
+#define RT_RAW_SUFFIX ".raw"
 
 /* Signal number, decimal, that pauses and resumes tracing (0: none). */
 #define RT_ENV_TOGGLE_SIGNAL "RTRACE_TOGGLE_SIGNAL"

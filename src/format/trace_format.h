@@ -188,4 +188,34 @@ enum { RT_TF_ERR_INVALID_FREE = 1, RT_TF_ERR_MISMATCHED_FREE = 2, RT_TF_ERR_FISH
 enum { RT_TF_BLOCK_UNKNOWN = 0, RT_TF_BLOCK_LIVE = 1, RT_TF_BLOCK_FREED = 2 };
 enum { RT_TF_ARG_SIZE = 1, RT_TF_ARG_NMEMB = 2 };
 
+/* --- the compressed container (docs/binary-format.md, "Compressed
+ * traces"): written by `rtrace run` from the tracer's raw file --- */
+
+/* The magic's 8th byte: 2 for the container, whose chunks hold the
+ * records of version 1. Its file header is rt_tf_file_header with
+ * header_size 64, chunk_size the raw chunks' size, data_end the offset
+ * of the end frame (0 while it is written), and the format of the frames
+ * (RT_TF_ZFORMAT) in the first reserved u32. */
+#define RT_TF_ZVERSION 2
+#define RT_TF_ZFORMAT 1
+#define RT_TF_OFF_ZFORMAT offsetof(rt_tf_file_header, reserved)
+
+/* A frame: the raw chunk's 16-byte header as it was (magic, used, tid,
+ * seq), u32 zlen, u32 coding, then zlen bytes of zstd. The end frame is
+ * "RTZE", u32 0, u64 frames before it, u64 0. */
+#define RT_TF_ZFRAME_HEADER 24
+#define RT_TF_OFF_ZLEN 16
+#define RT_TF_OFF_ZCODING 20
+#define RT_TF_ZEND_MAGIC "RTZE"
+#define RT_TF_ZMAX_PAYLOAD(chunk) ((chunk) + (chunk) / 128u + 4096u) /* above zstd's bound */
+enum {
+	RT_TF_ZCODING_ZSTD = 0,    /* the records as they were */
+	RT_TF_ZCODING_COLUMNS = 1, /* the records split in columns */
+	RT_TF_ZCODING_MASK = 0xff,
+	RT_TF_ZFLAG_LAST = 0x100,  /* the last chunk of its thread */
+	RT_TF_ZFLAG_SNAP = 0x200,  /* a copy of a chunk still growing: a later
+				    * frame of the same tid and seq replaces it */
+};
+_Static_assert(RT_TF_OFF_ZFORMAT == 48, "container header: frame format at 48");
+
 #endif

@@ -162,7 +162,7 @@ static bool is_root_vma(const scan *s, const vma *v)
 		return false;
 	if (!strncmp(p, "/dev/", 5) && strcmp(p, "/dev/zero") && strncmp(p, "/dev/shm/", 9))
 		return false;
-	const char *trace = rt_trace_path();
+	const char *trace = rt_trace_data_path();
 	return !(trace[0] && !strcmp(p, trace));
 }
 

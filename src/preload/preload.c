@@ -64,6 +64,7 @@ static void read_options(void)
 		rt_opt.start_paused = has_flag(v, RT_FLAG_START_PAUSED);
 		rt_opt.libunwind = has_flag(v, RT_FLAG_LIBUNWIND);
 		rt_opt.check_unwind = has_flag(v, RT_FLAG_CHECK_UNWIND);
+		rt_opt.raw_suffix = has_flag(v, RT_FLAG_COMPRESS);
 	}
 	if ((v = getenv(RT_ENV_TOGGLE_SIGNAL)))
 		rt_opt.toggle_signal = atoi(v);

@@ -42,6 +42,7 @@ typedef struct rt_options {
 	bool start_paused;
 	bool libunwind;      /* every stack through libunwind (no cached rules) */
 	bool check_unwind;   /* both unwinders, differences reported at exit */
+	bool raw_suffix;     /* `rtrace run` compresses: data goes to PATH.raw */
 	char dir[1024];
 	char manifest[1024]; /* file receiving one line per trace created */
 } rt_options;
@@ -126,6 +127,8 @@ void rt_disable(const char *why, int err);
 void rt_finish(void);
 uint64_t rt_now_ns(void);
 const char *rt_trace_path(void);
+/* The file the records go to (mapped: not a leak root). */
+const char *rt_trace_data_path(void);
 
 /* unwind.c: captures the caller's stack and returns its backtrace id,
  * defining it in the trace first when this thread has not seen it. */

@@ -15,6 +15,7 @@
  * them. */
 #define _GNU_SOURCE
 #include "preload.h"
+#include "format/run_env.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -52,6 +53,9 @@ static dev_t own_dev;
 static ino_t own_ino;
 static _Atomic int moved_once;
 static char trace_path[4096];
+/* where the records go: trace_path, or trace_path RT_RAW_SUFFIX when
+ * `rtrace run` compresses them into trace_path (format/run_env.h) */
+static char data_path[4096 + sizeof RT_RAW_SUFFIX];
 static pthread_mutex_t grow_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t *seg_base[MAX_SEGS];
 static _Atomic uint64_t next_chunk;  /* chunks handed out */
@@ -76,6 +80,7 @@ uint64_t rt_now_ns(void)
 }
 
 const char *rt_trace_path(void) { return trace_path; }
+const char *rt_trace_data_path(void) { return data_path; }
 
 /* SIGXFSZ held back in this thread around a write of the tracer that may
  * still pass the limit (the program lowered it since the check): the
@@ -242,7 +247,7 @@ static int trace_fd(void)
 	if (own_fd_ok())
 		return own_fd;
 	int lost = own_fd;
-	int fd = open(trace_path, O_RDWR | O_CLOEXEC);
+	int fd = open(data_path, O_RDWR | O_CLOEXEC);
 	if (fd < 0 || adopt_fd(fd) < 0) {
 		rt_disable("cannot reopen the trace file", errno);
 		return -1;
@@ -451,7 +456,10 @@ static int open_trace(void)
 			snprintf(trace_path, sizeof trace_path, "%s/%s-%d-%d.rtrace", rt_opt.dir, name, (int)pid, n);
 		else
 			snprintf(trace_path, sizeof trace_path, "%s/%s-%d.rtrace", rt_opt.dir, name, (int)pid);
-		int fd = open(trace_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		snprintf(data_path, sizeof data_path, "%s%s", trace_path, rt_opt.raw_suffix ? RT_RAW_SUFFIX : "");
+		if (rt_opt.raw_suffix && !access(trace_path, F_OK))
+			continue; /* the compressed trace's name is taken */
+		int fd = open(data_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (fd >= 0)
 			(void)!fchmod(fd, 0600); /* 0600 whatever the program's umask */
 		if (fd >= 0 || errno != EEXIST)
@@ -534,6 +542,7 @@ static int no_trace(const char *what, int err)
 	snprintf(why, sizeof why, "cannot %s a trace file in '%s'", what, rt_opt.dir);
 	announce("!", trace_path);
 	trace_path[0] = '\0';
+	data_path[0] = '\0';
 	rt_disable(why, err);
 	return -1;
 }
@@ -546,7 +555,7 @@ int rt_writer_open(void)
 	int err = write_header(fd);
 	if (err) {
 		close(fd);
-		unlink(trace_path); /* no empty or partial file left behind */
+		unlink(data_path); /* no empty or partial file left behind */
 		return no_trace("write", err);
 	}
 	if (adopt_fd(fd) < 0) {

@@ -141,10 +141,10 @@ run "short copy" 0 postproc -i "$TMP/short.rtrace"
 grep -q "expected chunks up to data_end" "$TMP/err" && ok || bad "short copy not warned about: $(cat "$TMP/err")"
 
 # not a trace of a version we know; a bad chunk
-{ printf 'RTRACE\000\002'; tail -c +9 "$B"; } > "$TMP/v2.rtrace"
-run "version 2" 1 postproc -i "$TMP/v2.rtrace"
-grep -q "v2.rtrace: byte offset 7: expected binary format version 1, found version 2" "$TMP/err" \
-  && ok || bad "version 2 message: $(cat "$TMP/err")"
+{ printf 'RTRACE\000\003'; tail -c +9 "$B"; } > "$TMP/v2.rtrace"
+run "version 3" 1 postproc -i "$TMP/v2.rtrace"
+grep -q "v2.rtrace: byte offset 7: expected binary format version 1 (or 2, compressed), found version 3" "$TMP/err" \
+  && ok || bad "version 3 message: $(cat "$TMP/err")"
 [ -s "$TMP/out" ] && bad "output written for an unreadable trace" || ok
 { head -c 64 "$B"; printf 'XXXX'; tail -c +69 "$B"; } > "$TMP/magic.rtrace"
 run "bad chunk magic" 1 postproc -i "$TMP/magic.rtrace"

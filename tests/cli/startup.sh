@@ -10,7 +10,7 @@ cd "$TMP" || exit 1
 # the calls reading another process's memory, made by the traced program
 vm_reads() { # PROGRAM ARGS...
   rm -f ./*.rtrace st.*
-  strace -f -qq -e trace=process_vm_readv -o st "$RTRACE" run -q -o "$TMP" -- "$@" > /dev/null 2>&1
+  strace -f -qq -e trace=process_vm_readv -o st "$RTRACE" run -q --compress=no -o "$TMP" -- "$@" > /dev/null 2>&1
   grep -c "process_vm_readv" st
 }
 

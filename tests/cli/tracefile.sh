@@ -60,13 +60,14 @@ grep -q "^## trace incomplete: tracing stopped at call" pp.out && ok || bad "pos
 mkdir -p "$TMP/small"
 if mount -t tmpfs -o size=2m tmpfs "$TMP/small" 2> /dev/null; then
   trap 'umount "$TMP/small"; rm -rf "$TMP"' EXIT
-  "$RTRACE" run -o "$TMP/small" --error-exitcode=9 -- "$T" churn 400000 > out 2> err
+  # the tracer's own full disk: raw traces (compressed, these fit)
+  "$RTRACE" run -o "$TMP/small" --compress=no --error-exitcode=9 -- "$T" churn 400000 > out 2> err
   [ $? -eq 9 ] && grep -q "churn: done" out && ok || bad "full disk: status or output"
   once "full disk: stopped once" "tracing stopped: cannot extend the trace file: No space left on device"
   once "full disk: incomplete" "trace incomplete: tracing stopped at call [1-9][0-9]*: cannot extend the trace file: No space left on device"
   rm -f "$TMP"/small/*
   dd if=/dev/zero of="$TMP/small/fill" bs=4k > /dev/null 2>&1
-  "$RTRACE" run -o "$TMP/small" --error-exitcode=9 -- "$T" churn 10 > out 2> err
+  "$RTRACE" run -o "$TMP/small" --compress=no --error-exitcode=9 -- "$T" churn 10 > out 2> err
   [ $? -eq 9 ] && grep -q "churn: done" out && ok || bad "full disk at start: status or output"
   [ "$(ls "$TMP/small")" = fill ] && ok || bad "full disk at start left $(ls "$TMP/small")"
   grep -q "statically" err && bad "full disk at start blamed a static binary" || ok

@@ -809,8 +809,10 @@ static void error_file_header(void **state)
 	expect_error(&bf, 0, 0, "file header", 0);
 	expect_error(&bf, 5, 5, "file header", 0);
 	expect_error(&bf, 40, 40, "64-byte file header, found end of file", 0);
-	bf.f.b[7] = 2;
-	expect_error(&bf, bf.f.len, 7, "version 1, found version 2", 0);
+	bf.f.b[7] = 3;
+	expect_error(&bf, bf.f.len, 7, "version 1 (or 2, compressed), found version 3", 0);
+	bf.f.b[7] = 2; /* the compressed container: its frame format at 48 */
+	expect_error(&bf, bf.f.len, 48, "frame format 1, found 0", 0);
 	bf.f.b[7] = 1;
 	bf.f.b[0] = 'X';
 	expect_error(&bf, bf.f.len, 0, "magic \"RTRACE\\0\\1\"", 0);

@@ -75,6 +75,8 @@ typedef struct stream {
 	rt_diag *err;  /* its error, once failed */
 	uint64_t *q;   /* its chunks that the scanner found, in file order */
 	size_t qhead, qlen, qcap;
+	uint8_t *zbuf; /* compressed trace: its chunk, decoded (header too) */
+	size_t zcap;
 } stream;
 
 typedef struct rd {
@@ -120,6 +122,16 @@ typedef struct rd {
 	 * (format 1.4), resolved and freed with the others */
 	uint64_t (*check_ids)[4];
 	size_t ncheck_ids, ccheck_ids;
+	/* a compressed trace (docs/binary-format.md, "Compressed traces"):
+	 * chunks are frames, decoded into their stream's zbuf; off_of counts
+	 * the bytes of the one being read (zbuf, zlen) from its frame's
+	 * offset zoff */
+	bool z, ztrunc;
+	char ztrunc_msg[200];
+	idmap zsuper; /* frames a later one of the same chunk replaces */
+	struct rt_bin_zc *zc;
+	const uint8_t *zbuf;
+	uint64_t zoff, zlen;
 } rd;
 
 static inline uint32_t le32(const uint8_t *p)
@@ -135,6 +147,9 @@ static inline uint64_t le64(const uint8_t *p)
 
 static inline uint64_t off_of(const rd *r, const uint8_t *p)
 {
+	uintptr_t a = (uintptr_t)p, z = (uintptr_t)r->zbuf;
+	if (r->zbuf && a >= z && a - z <= r->zlen)
+		return r->zoff + (uint64_t)(a - z);
 	return (uint64_t)(p - r->base);
 }
 

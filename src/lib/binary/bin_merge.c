@@ -26,6 +26,7 @@
  * heap) and the entry points; bin_decode.c reads the records themselves,
  * and bin_int.h is the one-way interface between them. */
 #include "bin_int.h"
+#include "bin_zchunk.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -46,6 +47,54 @@ _Static_assert(RT_BIN_MAGIC_LEN == RT_TF_MAGIC_LEN && sizeof RT_BIN_MAGIC == siz
 /* --- first pass: the chunk headers --- */
 
 enum { CHUNK_OK, CHUNK_END, CHUNK_BAD };
+
+/* The chunk after the one at off: a compressed trace's frames have the
+ * length their header says. */
+static uint64_t next_off(const rd *r, uint64_t off)
+{
+	if (r->z)
+		return off + RT_TF_ZFRAME_HEADER + le32(r->base + off + RT_TF_OFF_ZLEN);
+	return off + r->chunk_size;
+}
+
+/* A compressed trace without its end frame (rtrace run was stopped, or
+ * is still writing it): every complete frame is read, and the reader
+ * says once, as a warning, that the calls of the chunks not compressed
+ * yet are missing (each thread's stream ends at its last frame). */
+static int ztruncated(rd *r, uint64_t off, const char *what)
+{
+	snprintf(r->ztrunc_msg, sizeof r->ztrunc_msg, "truncated compressed trace (%s at byte offset %" PRIu64
+		 "): read to its last complete frame; the calls of chunks not compressed yet are missing", what, off);
+	r->ztrunc = true;
+	return CHUNK_END;
+}
+
+/* A frame of a compressed trace: one to read, the end frame, or bad. */
+static int zclassify(rd *r, uint64_t off)
+{
+	if (off >= r->len)
+		return ztruncated(r, off, "no end frame");
+	const uint8_t *h = r->base + off;
+	size_t rem = r->len - (size_t)off;
+	if (rem >= RT_TF_CHUNK_MAGIC_LEN && !memcmp(h, RT_TF_ZEND_MAGIC, RT_TF_CHUNK_MAGIC_LEN))
+		return rem >= RT_TF_ZFRAME_HEADER ? CHUNK_END : ztruncated(r, off, "end frame cut short");
+	if (rem < RT_TF_ZFRAME_HEADER)
+		return ztruncated(r, off, "frame header cut short");
+	if (memcmp(h, RT_TF_CHUNK_MAGIC, RT_TF_CHUNK_MAGIC_LEN)) {
+		rt_bin_bad(r, off, "expected frame magic \"" RT_TF_CHUNK_MAGIC "\" or the end frame \"" RT_TF_ZEND_MAGIC "\"");
+		return CHUNK_BAD;
+	}
+	uint32_t used = le32(h + RT_TF_OFF_USED), zlen = le32(h + RT_TF_OFF_ZLEN);
+	if (used > r->chunk_size - RT_TF_CHUNK_HEADER || zlen > RT_TF_ZMAX_PAYLOAD(r->chunk_size)) {
+		rt_bin_bad(r, off + RT_TF_OFF_USED, "expected at most %u used bytes and %u compressed bytes in the frame, found %u and %u",
+			   r->chunk_size - RT_TF_CHUNK_HEADER, RT_TF_ZMAX_PAYLOAD(r->chunk_size), used, zlen);
+		return CHUNK_BAD;
+	}
+	if (zlen > rem - RT_TF_ZFRAME_HEADER)
+		return ztruncated(r, off, "last frame cut short");
+	return CHUNK_OK;
+}
+
 
 static int bad_magic(rd *r, uint64_t off)
 {
@@ -90,6 +139,8 @@ static int short_file(rd *r, uint64_t off)
  * (r->diag says why). */
 static int classify(rd *r, uint64_t off)
 {
+	if (r->z)
+		return zclassify(r, off);
 	if (r->data_end && off >= r->data_end)
 		return CHUNK_END;
 	if (off >= r->len)
@@ -137,6 +188,15 @@ static void index_chunk(rd *r, uint64_t off)
 	}
 	uint32_t prev = *sid;
 	stream *s = &r->s[prev];
+	if (r->z && !s->broken && seq == s->seq &&
+	    (le32(r->base + s->last + RT_TF_OFF_ZCODING) & RT_TF_ZFLAG_SNAP)) {
+		/* a later, longer copy of a chunk written while it grew */
+		rt_bin_idmap_put(&r->zsuper, s->last, 1);
+		if (s->first == s->last)
+			s->first = s->chunk = off;
+		s->last = off;
+		return;
+	}
 	if (seq == 0) {
 		uint32_t n = new_stream(r, tid, off, seq);
 		r->s[prev].next_gen = n;
@@ -169,14 +229,16 @@ static void note_cut(rd *r, uint64_t off)
 static void index_chunks(rd *r)
 {
 	uint64_t off = r->header_size;
-	for (;; off += r->chunk_size) {
+	for (;; off = next_off(r, off)) {
 		int k = classify(r, off);
 		if (k == CHUNK_OK) {
 			index_chunk(r, off);
-			note_cut(r, off);
+			if (!r->z)
+				note_cut(r, off);
 			continue;
 		}
-		/* a bad chunk: any thread may have had chunks past it */
+		/* a bad chunk (or a compressed trace cut short): any thread may
+		 * have had chunks past it */
 		if (k == CHUNK_BAD && !r->pending)
 			r->pending = rt_bin_diag_dup(&r->diag);
 		break;
@@ -202,7 +264,9 @@ static bool scan_one(rd *r)
 	if (r->scan >= r->limit)
 		return false;
 	uint64_t off = r->scan;
-	r->scan += r->chunk_size;
+	r->scan = next_off(r, off);
+	if (r->z && rt_bin_idmap_get(&r->zsuper, off))
+		return true; /* replaced by a later frame */
 	uint32_t *g = rt_bin_idmap_get(&r->scan_tids, le32(r->base + off + RT_TF_OFF_TID));
 	if (!g)
 		return true;
@@ -216,8 +280,37 @@ static bool scan_one(rd *r)
 	return true;
 }
 
-static void enter_chunk(rd *r, stream *s, uint64_t off)
+/* A compressed trace's frame at off, decoded into s->zbuf (its chunk
+ * header, then the records). False with r->diag when it does not decode. */
+static bool zenter(rd *r, stream *s, uint64_t off)
 {
+	const uint8_t *h = r->base + off;
+	uint32_t used = le32(h + RT_TF_OFF_USED), zlen = le32(h + RT_TF_OFF_ZLEN);
+	char why[200];
+	if (!r->zc)
+		r->zc = rt_bin_zc_new();
+	rt_grow((void **)&s->zbuf, &s->zcap, RT_TF_CHUNK_HEADER + (size_t)used + RT_BIN_ZC_SLACK, 1);
+	memcpy(s->zbuf, h, RT_TF_CHUNK_HEADER);
+	if (!rt_bin_zc_decode(r->zc, h + RT_TF_ZFRAME_HEADER, zlen, le32(h + RT_TF_OFF_ZCODING), s->zbuf + RT_TF_CHUNK_HEADER,
+			      used, why, sizeof why))
+		return rt_bin_bad(r, off, "expected a frame that decodes to its %" PRIu32 " used bytes: %s", used, why);
+	s->chunk = off;
+	s->used_end = off + RT_TF_ZFRAME_HEADER + zlen; /* in the file: the reader's "end" of the chunk */
+	s->p = s->zbuf + RT_TF_CHUNK_HEADER;
+	s->end = s->p + used;
+	return true;
+}
+
+/* Whether the frame at off is the last chunk of its thread. */
+static bool zlast(const rd *r, uint64_t off)
+{
+	return r->z && (le32(r->base + off + RT_TF_OFF_ZCODING) & RT_TF_ZFLAG_LAST);
+}
+
+static bool enter_chunk(rd *r, stream *s, uint64_t off)
+{
+	if (r->z)
+		return zenter(r, s, off);
 	uint32_t used = le32(r->base + off + RT_TF_OFF_USED);
 	/* checked by the first pass; a live trace may have grown it since */
 	if (used > r->chunk_size - RT_TF_CHUNK_HEADER)
@@ -226,17 +319,18 @@ static void enter_chunk(rd *r, stream *s, uint64_t off)
 	s->used_end = off + RT_TF_CHUNK_HEADER + used;
 	s->p = r->base + off + RT_TF_CHUNK_HEADER;
 	s->end = r->base + (s->used_end < r->len ? s->used_end : r->len);
+	return true;
 }
 
-static bool next_chunk(rd *r, stream *s)
+/* 1: s entered its next chunk; 0: it has none; -1: it does not decode. */
+static int next_chunk(rd *r, stream *s)
 {
 	if (s->chunk >= s->last)
-		return false;
+		return 0;
 	while (s->qhead == s->qlen)
 		if (!scan_one(r))
-			return false;
-	enter_chunk(r, s, s->q[s->qhead++]);
-	return true;
+			return 0;
+	return enter_chunk(r, s, s->q[s->qhead++]) ? 1 : -1;
 }
 /* --- the merge --- */
 
@@ -261,6 +355,9 @@ static void advance(rd *r, stream *s)
 	s->bound = s->last_index == UINT64_MAX ? UINT64_MAX : s->last_index + 1;
 	while (!s->has_head) {
 		if (s->p < s->end) {
+			r->zbuf = s->zbuf; /* off_of: the decoded chunk, if any */
+			r->zoff = s->chunk;
+			r->zlen = s->zbuf ? (uint64_t)(s->end - s->zbuf) : 0;
 			if (!rt_bin_read_record(r, s)) {
 				fail(s, &r->diag);
 				return;
@@ -271,12 +368,18 @@ static void advance(rd *r, stream *s)
 			fail(s, cut_chunk(r, s));
 			return;
 		}
-		if (!next_chunk(r, s)) {
-			const rt_diag *why = s->tail ? s->tail : r->pending;
-			if (why)
-				fail(s, why);
+		int k = next_chunk(r, s);
+		if (k < 0) {
+			fail(s, &r->diag);
 			return;
 		}
+		if (k)
+			continue;
+		const rt_diag *why = s->tail ? s->tail : r->pending;
+		/* a thread's last frame: nothing of it was lost */
+		if (why && !(s->tail == NULL && zlast(r, s->chunk)))
+			fail(s, why);
+		return;
 	}
 }
 
@@ -338,6 +441,18 @@ static bool deliver(rd *r, const stream *s)
 	return true;
 }
 
+/* "FILE: truncated compressed trace ...", a warning; a call whose ids
+ * were defined in a chunk not compressed yet ends the reading there. */
+static int ztrunc_warn(rd *r, const rt_diag *stop)
+{
+	rt_diag d = {r->file, 0, 0, ""};
+	snprintf(d.msg, sizeof d.msg, "%.250s%s%.200s", r->ztrunc_msg, stop ? "; stopped at " : "", stop ? stop->msg : "");
+	if (r->o && r->o->warn)
+		r->o->warn(r->o->ctx, &d);
+	snprintf(r->stats.incomplete, sizeof r->stats.incomplete, "%s", r->ztrunc_msg);
+	return 0;
+}
+
 /* Every stream reads up to its first call, then the heap hands the calls
  * out in index order until an error or the end. */
 static int merge(rd *r, rt_diag *err)
@@ -345,8 +460,10 @@ static int merge(rd *r, rt_diag *err)
 	r->heap = rt_xmalloc((r->ns ? r->ns : 1) * sizeof *r->heap);
 	r->scan = r->header_size;
 	for (uint32_t i = 0; i < r->ns; i++) {
-		enter_chunk(r, &r->s[i], r->s[i].first);
-		advance(r, &r->s[i]);
+		if (enter_chunk(r, &r->s[i], r->s[i].first))
+			advance(r, &r->s[i]);
+		else
+			fail(&r->s[i], &r->diag);
 		if (r->s[i].has_head || r->s[i].failed)
 			heap_push(r, i);
 	}
@@ -356,11 +473,13 @@ static int merge(rd *r, rt_diag *err)
 		if (s->failed)
 			return *err = *s->err, -1;
 		if (!deliver(r, s))
-			return *err = r->diag, -1;
+			return r->ztrunc ? ztrunc_warn(r, &r->diag) : (*err = r->diag, -1);
 		advance(r, s);
 		if (s->has_head || s->failed)
 			heap_push(r, i);
 	}
+	if (r->ztrunc)
+		return ztrunc_warn(r, NULL);
 	if (r->pending) /* no stream ran into it: there was none */
 		return *err = *r->pending, -1;
 	return 0;
@@ -375,9 +494,10 @@ static bool read_file_header(rd *r)
 				  RT_TF_FILE_HEADER);
 	if (!rt_bin_is_binary(b, r->len))
 		return rt_bin_bad(r, 0, "expected the magic \"RTRACE\\0\\1\" of an rtrace binary trace");
-	if (b[RT_TF_OFF_VERSION] != RT_TF_VERSION)
-		return rt_bin_bad(r, RT_TF_OFF_VERSION, "expected binary format version %d, found version %u (written by a newer rtrace?)",
-				  RT_TF_VERSION, b[RT_TF_OFF_VERSION]);
+	if (b[RT_TF_OFF_VERSION] != RT_TF_VERSION && b[RT_TF_OFF_VERSION] != RT_TF_ZVERSION)
+		return rt_bin_bad(r, RT_TF_OFF_VERSION, "expected binary format version %d (or %d, compressed), found version %u (written by a newer rtrace?)",
+				  RT_TF_VERSION, RT_TF_ZVERSION, b[RT_TF_OFF_VERSION]);
+	r->z = b[RT_TF_OFF_VERSION] == RT_TF_ZVERSION;
 	if (r->len < RT_TF_FILE_HEADER)
 		return rt_bin_bad(r, r->len, "expected the %d-byte file header, found end of file (truncated trace)", RT_TF_FILE_HEADER);
 	r->header_size = le32(b + RT_TF_OFF_HEADER_SIZE);
@@ -387,7 +507,10 @@ static bool read_file_header(rd *r)
 		return rt_bin_bad(r, RT_TF_OFF_HEADER_SIZE, "expected a header size between %d and %u, found %" PRIu32, RT_TF_FILE_HEADER, RT_TF_MAX_HEADER, r->header_size);
 	if (r->chunk_size < RT_TF_MIN_CHUNK || r->chunk_size > RT_TF_MAX_CHUNK)
 		return rt_bin_bad(r, RT_TF_OFF_CHUNK_SIZE, "expected a chunk size between %u and %u, found %" PRIu32, RT_TF_MIN_CHUNK, RT_TF_MAX_CHUNK, r->chunk_size);
-	if (r->data_end && (r->data_end < r->header_size || (r->data_end - r->header_size) % r->chunk_size))
+	if (r->z && le32(b + RT_TF_OFF_ZFORMAT) != RT_TF_ZFORMAT)
+		return rt_bin_bad(r, RT_TF_OFF_ZFORMAT, "expected frame format %d, found %" PRIu32 " (written by a newer rtrace?)",
+				  RT_TF_ZFORMAT, le32(b + RT_TF_OFF_ZFORMAT));
+	if (r->data_end && !r->z && (r->data_end < r->header_size || (r->data_end - r->header_size) % r->chunk_size))
 		return rt_bin_bad(r, RT_TF_OFF_DATA_END, "expected data_end 0 or the end of a chunk (%" PRIu32 " + n * %" PRIu32 "), found %" PRIu64,
 				  r->header_size, r->chunk_size, r->data_end);
 	return true;
@@ -427,7 +550,10 @@ static void rd_free(rd *r)
 		free(r->s[i].q);
 		free(r->s[i].tail);
 		free(r->s[i].err);
+		free(r->s[i].zbuf);
 	}
+	rt_bin_zc_free(r->zc);
+	free(r->zsuper.slots);
 	free(r->s);
 	free(r->heap);
 	free(r->pending);

@@ -1,0 +1,214 @@
+/* rtrace run compresses the traces while the program runs: the tracer
+ * writes raw chunks to PATH.raw (format/run_env.h, RT_FLAG_COMPRESS) and
+ * announces PATH in the manifest; this process, idle otherwise while it
+ * waits for the program, follows each raw trace and writes its complete
+ * chunks into the compressed trace PATH (rt_bin_zopen/zstep/zclose,
+ * docs/binary-format.md "Compressed traces"), punching them out of the
+ * raw file behind it. Nothing runs in the traced program: its threads
+ * only write their chunks as before. When the compressor falls behind,
+ * the raw file grows (up to the disk) instead of the program slowing.
+ *
+ * The loop: waitpid(WNOHANG), then one step over every trace (new
+ * manifest entries first); a step that found nothing to compress sleeps
+ * 5 ms, so an idle program costs about 200 wake-ups a second. A trace is
+ * finished once its tracer wrote data_end (a clean exit) or its process
+ * is gone (killed, or a crash); at the end, every trace whose process
+ * has ended is finished, and one whose process still runs (a daemon
+ * that outlived the program) is left to read as truncated, with its
+ * remaining chunks in PATH.raw (or, when nothing of it was compressed
+ * yet, left raw under its name). RTRACE_ZSTATS in the environment prints
+ * the figures of each trace and the CPU time this process used. */
+#define _GNU_SOURCE
+#include "run_compress.h"
+#include "cli.h"
+#include "format/run_env.h"
+#include "rtrace/binary.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct ztrace {
+	pid_t pid;
+	char *path;
+	rt_bin_zwriter *w; /* NULL once finished (or never started) */
+} ztrace;
+
+struct run_compress {
+	const char *manifest;
+	off_t seen; /* manifest bytes read */
+	int level;
+	ztrace *t;
+	size_t n, cap;
+};
+
+run_compress *run_compress_new(const char *manifest, int level)
+{
+	run_compress *z = calloc(1, sizeof *z);
+	if (!z)
+		cli_die("out of memory");
+	z->manifest = manifest;
+	z->level = level;
+	return z;
+}
+
+static void start(run_compress *z, pid_t pid, const char *path)
+{
+	char raw[PATH_MAX + sizeof RT_RAW_SUFFIX];
+	rt_diag err;
+	snprintf(raw, sizeof raw, "%s%s", path, RT_RAW_SUFFIX);
+	rt_bin_zwriter *w = rt_bin_zopen(raw, path, z->level, &err);
+	if (!w) {
+		char m[700];
+		rt_diag_format(&err, m, sizeof m);
+		cli_warning("%s; the trace stays uncompressed", m);
+		if (access(path, F_OK))
+			(void)!rename(raw, path);
+		return;
+	}
+	if (z->n == z->cap) {
+		z->cap = z->cap ? 2 * z->cap : 8;
+		z->t = realloc(z->t, z->cap * sizeof *z->t);
+		if (!z->t)
+			cli_die("out of memory");
+	}
+	z->t[z->n++] = (ztrace){pid, strdup(path), w};
+}
+
+/* New "PID PATH" entries of the manifest (each ended by a NUL). */
+static void read_manifest(run_compress *z)
+{
+	char buf[8192];
+	int fd = open(z->manifest, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n;
+	while ((n = pread(fd, buf, sizeof buf - 1, z->seen)) > 0) {
+		buf[n] = '\0';
+		char *p = buf, *end = buf + n;
+		for (char *nul; p < end && (nul = memchr(p, '\0', (size_t)(end - p))); p = nul + 1) {
+			char *sp = strchr(p, ' ');
+			if (sp && sp[1] && sp[1] != '!' && sp[1] != '>')
+				start(z, (pid_t)atoi(p), sp + 1);
+		}
+		if (p == buf)
+			break; /* an entry longer than buf, or cut short: later */
+		z->seen += p - buf;
+	}
+	close(fd);
+}
+
+/* The process is gone, or a zombie: its trace will not change. */
+static bool ended(pid_t pid)
+{
+	char path[64], st[256];
+	if (kill(pid, 0) && errno == ESRCH)
+		return true;
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	ssize_t n = read(fd, st, sizeof st - 1);
+	close(fd);
+	st[n > 0 ? n : 0] = '\0';
+	const char *r = strrchr(st, ')');
+	return r && (r[2] == 'Z' || r[2] == 'X');
+}
+
+static void stats(const ztrace *t)
+{
+	rt_bin_zstats s;
+	if (!getenv("RTRACE_ZSTATS"))
+		return;
+	rt_bin_zstats_get(t->w, &s);
+	cli_info("compressed %s: %" PRIu64 " chunks, %" PRIu64 " bytes -> %" PRIu64 " bytes", t->path, s.chunks,
+		 s.raw_bytes, s.out_bytes);
+}
+
+/* Unfinished (its process still runs, or the container cannot be
+ * written), a trace of which nothing was compressed stays raw, under
+ * its name: the raw file is complete as far as it goes. */
+static void close_trace(ztrace *t, bool finish)
+{
+	rt_diag err;
+	rt_bin_zstats st;
+	char raw[PATH_MAX + sizeof RT_RAW_SUFFIX];
+	stats(t);
+	rt_bin_zstats_get(t->w, &st);
+	if (rt_bin_zclose(t->w, finish, &err)) {
+		char m[700];
+		rt_diag_format(&err, m, sizeof m);
+		cli_warning("%s", m);
+	}
+	t->w = NULL;
+	snprintf(raw, sizeof raw, "%s%s", t->path, RT_RAW_SUFFIX);
+	if (!finish && !st.chunks && !unlink(t->path))
+		(void)!rename(raw, t->path);
+}
+
+/* One step over every trace; false when none had anything to compress. */
+static bool step(run_compress *z, bool final)
+{
+	bool work = false;
+	read_manifest(z);
+	for (size_t i = 0; i < z->n; i++) {
+		ztrace *t = &z->t[i];
+		if (!t->w)
+			continue;
+		bool done = false, gone = ended(t->pid); /* before the step: then every chunk is there */
+		rt_diag err;
+		long k = rt_bin_zstep(t->w, gone, &done, &err);
+		if (k < 0) {
+			char m[700];
+			rt_diag_format(&err, m, sizeof m);
+			cli_warning("%s", m);
+			close_trace(t, false);
+			continue;
+		}
+		work |= k > 0;
+		if (done || gone)
+			close_trace(t, true);
+		else if (final)
+			close_trace(t, false); /* its process still runs */
+	}
+	return work;
+}
+
+pid_t run_compress_wait(run_compress *z, pid_t pid, int *status)
+{
+	for (;;) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+		if (r != 0)
+			return r;
+		if (!step(z, false)) {
+			struct timespec ts = {0, 5000000};
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
+void run_compress_finish(run_compress *z)
+{
+	step(z, true);
+	for (size_t i = 0; i < z->n; i++)
+		free(z->t[i].path);
+	free(z->t);
+	if (getenv("RTRACE_ZSTATS")) {
+		struct rusage ru, rc;
+		getrusage(RUSAGE_SELF, &ru);
+		getrusage(RUSAGE_CHILDREN, &rc);
+		cli_info("rtrace run's CPU time: %.3f s user, %.3f s system; the program's: %.3f s user, %.3f s system",
+			 ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6, ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6,
+			 rc.ru_utime.tv_sec + rc.ru_utime.tv_usec / 1e6, rc.ru_stime.tv_sec + rc.ru_stime.tv_usec / 1e6);
+	}
+	free(z);
+}

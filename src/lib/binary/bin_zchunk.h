@@ -1,0 +1,32 @@
+/* One chunk's records, compressed and back (docs/binary-format.md,
+ * "Compressed traces"): the codec of the compressed container's frames,
+ * shared by its writer (bin_zfollow.c) and its reader (bin_merge.c). */
+#ifndef RT_BIN_ZCHUNK_H
+#define RT_BIN_ZCHUNK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct rt_bin_zc rt_bin_zc;
+
+#define RT_BIN_ZC_SLACK 128
+
+rt_bin_zc *rt_bin_zc_new(void);
+void rt_bin_zc_free(rt_bin_zc *z);
+
+/* Compresses the n bytes of records rec (a chunk's used bytes) at zstd
+ * level `level`: *out (valid until the next call) gets the frame's
+ * payload, *coding its coding; returns the payload's length, 0 when zstd
+ * failed. */
+size_t rt_bin_zc_encode(rt_bin_zc *z, const uint8_t *rec, size_t n, int level, const uint8_t **out,
+			uint32_t *coding);
+
+/* Decodes the payload src of len bytes (coding as in the frame header)
+ * into exactly n bytes at dst, which has room for RT_BIN_ZC_SLACK more
+ * (the decoder writes a whole CALL before it checks the length). False with why (a sentence) when the
+ * payload is not what the coding says or does not give n bytes. */
+bool rt_bin_zc_decode(rt_bin_zc *z, const uint8_t *src, size_t len, uint32_t coding, uint8_t *dst,
+		      size_t n, char *why, size_t whylen);
+
+#endif

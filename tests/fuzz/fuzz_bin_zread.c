@@ -1,0 +1,118 @@
+/* libFuzzer harness for compressed traces (docs/binary-format.md,
+ * "Compressed traces"): the container reader and the frame codec.
+ *
+ * An input starting with 'R' is a container (seeds in corpus-zbin/, the
+ * traces of corpus-bin/ compressed by tests/cli/zpack), read with
+ * rt_bin_read_mem: calls come in index order with interned stacks, an
+ * error is a "byte offset N: expected ..." message, a warning either that
+ * or "truncated compressed trace ...", and when the input reads without
+ * error, the same input cut short (at a point a byte of it picks)
+ * delivers calls of the whole input only. Any other input is a chunk's records after one
+ * byte: the codec must give them back byte for byte (it is lossless for
+ * any bytes), and decoding the input as a frame's payload, of either
+ * coding and of the length that byte says, must fail cleanly or give
+ * that many bytes. */
+#include "binary/bin_zchunk.h"
+#include "rtrace/binary.h"
+#include "rtrace/trace.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct sink {
+	uint64_t last, n;
+	uint64_t *index; /* every call's index, when kept */
+	size_t cap;
+} sink;
+
+static void check(int ok, const char *what)
+{
+	if (ok)
+		return;
+	fprintf(stderr, "fuzz_bin_zread: %s\n", what);
+	abort();
+}
+
+static void on_call(void *ctx, rt_trace *t, const rt_call *c)
+{
+	sink *s = ctx;
+	check(c->index >= s->last, "calls out of index order");
+	check(c->bt < rt_trace_bt_count(t), "backtrace not interned");
+	s->last = c->index;
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 256;
+		s->index = realloc(s->index, s->cap * sizeof *s->index);
+		check(s->index != NULL, "out of memory");
+	}
+	s->index[s->n++] = c->index;
+	rt_trace_append_call(t, c);
+}
+
+static void on_warn(void *ctx, const rt_diag *d)
+{
+	(void)ctx;
+	check(d->line == 0 && (!strncmp(d->msg, "byte offset ", 12) || !strncmp(d->msg, "truncated ", 10)),
+	      "malformed warning");
+}
+
+static int read_container(const uint8_t *data, size_t size, sink *s)
+{
+	rt_trace *t = rt_trace_new();
+	rt_read_opts ro = {0, on_call, on_warn, s};
+	rt_diag err;
+	int rc = rt_bin_read_mem(t, data, size, "fuzz", &ro, NULL, &err);
+	if (rc)
+		check(err.line == 0 && !strncmp(err.msg, "byte offset ", 12), "malformed error");
+	rt_trace_free(t);
+	return rc;
+}
+
+static void container(const uint8_t *data, size_t size)
+{
+	sink whole = {0}, cut = {0};
+	int rc = read_container(data, size, &whole);
+	read_container(data, size > 1 ? (size_t)data[size / 2] * size / 256 : 0, &cut);
+	size_t j = 0;
+	/* an error past the cut may stop the whole read before calls the cut
+	 * one reads (a truncated container is read to its last frame) */
+	for (size_t i = 0; i < cut.n && !rc; i++, j++) {
+		while (j < whole.n && whole.index[j] != cut.index[i])
+			j++;
+		check(j < whole.n, "the cut input delivers a call the whole one does not");
+	}
+	free(whole.index);
+	free(cut.index);
+}
+
+static void codec(const uint8_t *data, size_t size)
+{
+	static rt_bin_zc *z;
+	const uint8_t *out;
+	uint32_t coding;
+	char why[200];
+	if (!z)
+		z = rt_bin_zc_new();
+	size_t n = size - 1, zlen = rt_bin_zc_encode(z, data + 1, n, 1, &out, &coding);
+	check(zlen > 0, "zstd failed");
+	uint8_t *frame = malloc(zlen), *back = malloc(n + 4096 + RT_BIN_ZC_SLACK);
+	check(frame && back, "out of memory");
+	memcpy(frame, out, zlen);
+	check(rt_bin_zc_decode(z, frame, zlen, coding, back, n, why, sizeof why), "a frame of ours does not decode");
+	check(!memcmp(back, data + 1, n), "the codec changed the records");
+	size_t want = (size_t)data[0] * 16;
+	if (rt_bin_zc_decode(z, data + 1, n, data[0] & 1, back, want, why, sizeof why))
+		check(want <= n * 4096 + 4096, "decoded more than a payload can hold");
+	free(frame);
+	free(back);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size && data[0] == 'R')
+		container(data, size);
+	else if (size)
+		codec(data, size);
+	return 0;
+}
