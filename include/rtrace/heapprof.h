@@ -64,6 +64,9 @@ RTRACE_API void rt_hp_feed(rt_hp *h, rt_trace *t, const rt_call *c);
 /* Closes the pass: the leaked and peak costs of each site. Call once,
  * after the last call was fed. */
 RTRACE_API void rt_hp_finish(rt_hp *h);
+/* Adds the calls the tracer's lifetime filter dropped (rt_dropped) to
+ * the totals; after the last rt_hp_feed, before rt_hp_finish. */
+RTRACE_API void rt_hp_add_dropped(rt_hp *h, rt_trace *t);
 RTRACE_API const rt_hp_summary *rt_hp_get_summary(const rt_hp *h);
 /* The sites, in the order first seen. */
 RTRACE_API size_t rt_hp_site_count(const rt_hp *h);

@@ -29,7 +29,8 @@ enum { OPT_FREES = 256, OPT_FOLLOW, OPT_PAUSED, OPT_TOGGLE, OPT_NO_TS, OPT_UNWIN
        OPT_LEAK_CHECK, OPT_SHOW_KINDS, OPT_ERROR_KINDS, OPT_ERROR_EXITCODE, OPT_XML_FILE,
        OPT_GEN_SUPP, OPT_LIST_MODULES, OPT_NUM_CALLERS, OPT_BELOW_MAIN, OPT_XML_PROTOCOL,
        OPT_LOG_FILE, OPT_TOOL, OPT_SHOW_REACHABLE, OPT_TRACE_CHILDREN, OPT_SUPPRESSIONS,
-       OPT_SARIF_FILE, OPT_SOURCE_ROOT, OPT_CHECK_SIGNAL };
+       OPT_SARIF_FILE, OPT_SOURCE_ROOT, OPT_CHECK_SIGNAL,
+       OPT_MIN_LIFETIME };
 
 static const cli_option options[] = {
 	{'m', "modules", " LIST", 'm', "what to trace, a comma separated list of modules\n"
@@ -48,6 +49,10 @@ static const cli_option options[] = {
 	{0, "check-signal", "=SIG", OPT_CHECK_SIGNAL, "signal that asks for a leak check now, run at the\n"
 						      "next heap call of any thread; its verdicts go in\n"
 						      "the trace and the report (see rtrace check)"},
+	{0, "min-lifetime", "=N", OPT_MIN_LIFETIME, "leave out of the trace each block its thread frees\n"
+						    "within its next N (1-4096) memory calls, counted\n"
+						    "per stack instead; live blocks and leak verdicts\n"
+						    "stay exact"},
 	{0, "no-timestamps", NULL, OPT_NO_TS, "do not record call times"},
 	{0, "unwinder", " NAME", OPT_UNWINDER, "how stacks are read: 'cached' (default; unwind\n"
 					       "rules cached per return address, libunwind for\n"
@@ -136,6 +141,7 @@ typedef struct run_opts {
 	char unwinder; /* flag letter: 0 cached, 'u' libunwind, 'k' check */
 	int toggle_signal;
 	int check_signal; /* 0: none */
+	unsigned min_lifetime; /* 0: no lifetime filter */
 	const char *leak_check; /* full, summary or no */
 	run_report_opts report; /* what is reported on the traces */
 } run_opts;
@@ -248,6 +254,11 @@ static int parse_options(int argc, char **argv, run_opts *o)
 		case OPT_PAUSED: o->start_paused = true; break;
 		case OPT_TOGGLE: o->toggle_signal = cli_parse_signal("run", optarg); break;
 		case OPT_CHECK_SIGNAL: o->check_signal = cli_parse_signal("run", optarg); break;
+		case OPT_MIN_LIFETIME:
+			if (!cli_parse_u64(optarg, 10, &v) || v == 0 || v > 4096)
+				cli_die_usage("run", "invalid --min-lifetime '%s': expected 1 to 4096 (calls)", optarg);
+			o->min_lifetime = (unsigned)v;
+			break;
 		case OPT_NO_TS: o->no_timestamps = true; break;
 		case OPT_UNWINDER:
 			if (!strcmp(optarg, "libunwind"))
@@ -384,6 +395,8 @@ static void set_env(const run_opts *o, const char *preload, const char *manifest
 	setenv(RT_ENV_TOGGLE_SIGNAL, buf, 1);
 	snprintf(buf, sizeof buf, "%d", o->check_signal);
 	setenv(RT_ENV_CHECK_SIGNAL, buf, 1);
+	snprintf(buf, sizeof buf, "%u", o->min_lifetime);
+	setenv(RT_ENV_MIN_LIFETIME, buf, 1);
 	/* memcheck's XML has the full leak check's loss records whatever
 	 * --leak-check says (its report on stderr follows the option) */
 	setenv(RT_ENV_LEAK_CHECK, o->report.xml_file || o->report.sarif_file || o->report.supp ? "full" : o->leak_check, 1);

@@ -111,6 +111,12 @@ static void define_events(builder *b)
 		used[k] = true;
 		sized[k] |= c[i].size != 1;
 	}
+	for (size_t i = 0; i < rt_trace_dropped_count(b->t); i++) { /* --min-lifetime's */
+		const rt_dropped *d = rt_trace_dropped_at(b->t, i);
+		uint8_t k = type_key(b->t, d->res_type);
+		used[k] = true;
+		sized[k] |= d->bytes != d->count;
+	}
 	for (uint8_t k = 0; k <= RT_MAX_RESOURCES; k++)
 		for (int e = 0; e < EV_PER_TYPE; e++)
 			b->slot[k][e] = CG_NONE;
@@ -166,6 +172,14 @@ static void sum_calls(builder *b)
 		add(b, c[i].bt, k, EV_ALLOCS, 1);
 		add(b, c[i].bt, k, EV_SIZE, c[i].size);
 		b->count[c[i].bt == RT_NONE || c[i].bt >= b->nbt ? b->nbt : c[i].bt]++;
+	}
+	/* the allocations the tracer's lifetime filter left out, per stack */
+	for (size_t i = 0; i < rt_trace_dropped_count(b->t); i++) {
+		const rt_dropped *d = rt_trace_dropped_at(b->t, i);
+		uint8_t k = type_key(b->t, d->res_type);
+		add(b, d->bt, k, EV_ALLOCS, d->count);
+		add(b, d->bt, k, EV_SIZE, d->bytes);
+		b->count[d->bt == RT_NONE || d->bt >= b->nbt ? b->nbt : d->bt] += d->count;
 	}
 }
 
