@@ -39,7 +39,7 @@ for cfg in $configs; do
 		heaptrack-raw) wall heaptrack -r -o "$out/t/ht" "$out/churn" "$CHURN_N" "$THREADS" ;;
 		esac
 	done | median > "$out/$cfg.t"
-	bytes=$(cat "$out"/t/* 2> /dev/null | wc -c)
+	bytes=$( (cat "$out"/t/* 2> /dev/null || true) | wc -c)
 	awk -v c="$cfg" -v t="$(cat "$out/$cfg.t")" -v p="$(cat "$out/plain.t")" -v b="$bytes" -v e="$events" \
 		'BEGIN { printf "  %-14s %7.2fs %10.1f %12d %10.3f\n", c, t, (t - p) * 1e9 / e, b, b / e }'
 	if [ "$cfg" != plain ] && [ "$cfg" != heaptrack-raw ]; then
