@@ -61,7 +61,7 @@
 
 /* The lifetime filter (`rtrace run --min-lifetime=N`): N, decimal, the
  * calls of its own thread within which a block's release drops both
- * records (0 or unset: off). */
+ * records, or "Nms": the milliseconds (0 or unset: off). */
 #define RT_ENV_MIN_LIFETIME "RTRACE_MIN_LIFETIME"
 
 /* The leak check at exit: RT_ENV_LEAK_FULL (the tracer's default),

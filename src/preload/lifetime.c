@@ -1,6 +1,7 @@
-/* The lifetime filter (rtrace run --min-lifetime=N): allocations that
- * the allocating thread frees again within its next N memory calls leave
- * no CALL records, only a count per stack (DROPPED records), so that a
+/* The lifetime filter (rtrace run --min-lifetime=N[ms]): allocations
+ * that the allocating thread frees again within its next N memory calls
+ * (or N ms: entries that old are then committed, the ring holding at most
+ * RT_LIFE_MAX) leave no CALL records, only a count per stack (DROPPED records), so that a
  * trace grows with what lives rather than with what churns.
  *
  * Design. Each thread's memory CALL records go through a delay queue of
@@ -55,6 +56,8 @@
 
 enum { HELD_LIVE = 0, HELD_DROPPED = 1, HELD_PINNED = 2 };
 
+/* res_id, a block's address, is kept complemented: the ring is no root
+ * of the leak check, which would see the block still pointed to. */
 typedef struct held {
 	uint64_t index, ns, res_id, size, bt;
 	uint64_t marker; /* a release dropped just before this entry (0: none) */
@@ -118,7 +121,7 @@ static void commit_oldest(life *l)
 		l->carry = e->marker;
 	if (e->state == HELD_DROPPED)
 		return;
-	rt_record_held(e->index, e->ns, e->kind, e->fn, e->res_id, e->size, e->bt, e->context, l->carry);
+	rt_record_held(e->index, e->ns, e->kind, e->fn, ~e->res_id, e->size, e->bt, e->context, l->carry);
 	l->carry = 0;
 }
 
@@ -130,7 +133,11 @@ void rt_life_hold(uint64_t index, int kind, int fn, uint64_t res_id, uint64_t si
 			       rt_t.context, 0);
 		return;
 	}
+	uint64_t now = rt_opt.timestamps || rt_opt.min_lifetime_ns ? rt_now_ns() : 0;
 	if (l->n == l->cap)
+		commit_oldest(l);
+	/* a time bound: what lived that long is recorded */
+	while (rt_opt.min_lifetime_ns && l->n && now - at(l, 0)->ns >= rt_opt.min_lifetime_ns)
 		commit_oldest(l);
 	if (kind == RT_TF_CALL_FREE && l->n) {
 		held *last = at(l, l->n - 1);
@@ -141,7 +148,7 @@ void rt_life_hold(uint64_t index, int kind, int fn, uint64_t res_id, uint64_t si
 	uint64_t marker = rt_last_dropped();
 	if (marker >= index || marker < l->marker)
 		marker = l->marker;
-	*at(l, l->n++) = (held){index, rt_opt.timestamps ? rt_now_ns() : 0, res_id, size, bt, marker,
+	*at(l, l->n++) = (held){index, now, ~res_id, size, bt, marker,
 				rt_t.context, (uint8_t)kind, (uint8_t)fn, HELD_LIVE};
 	l->marker = 0;
 }

@@ -71,8 +71,12 @@ static void read_options(void)
 		rt_opt.toggle_signal = atoi(v);
 	if ((v = getenv(RT_ENV_CHECK_SIGNAL)))
 		rt_opt.check_signal = atoi(v);
-	if ((v = getenv(RT_ENV_MIN_LIFETIME)) && atoi(v) > 0)
-		rt_opt.min_lifetime = (unsigned)atoi(v);
+	if ((v = getenv(RT_ENV_MIN_LIFETIME)) && atoi(v) > 0) {
+		char *unit;
+		unsigned long n = strtoul(v, &unit, 10);
+		rt_opt.min_lifetime = !strcmp(unit, "ms") ? RT_LIFE_MAX : (unsigned)n;
+		rt_opt.min_lifetime_ns = !strcmp(unit, "ms") ? n * 1000000ull : 0;
+	}
 	rt_life_init();
 	v = getenv(RT_ENV_LEAK_CHECK);
 	rt_leak_init(!v || !strcmp(v, RT_ENV_LEAK_FULL) ? LEAK_CHECK_FULL

@@ -43,6 +43,7 @@ typedef struct rt_options {
 	bool libunwind;      /* every stack through libunwind (no cached rules) */
 	bool check_unwind;   /* both unwinders, differences reported at exit */
 	unsigned min_lifetime; /* lifetime filter's ring, in calls (lifetime.c); 0: off */
+	uint64_t min_lifetime_ns; /* or its time bound (the ring then the longest) */
 	char dir[1024];
 	char manifest[1024]; /* file receiving one line per trace created */
 } rt_options;

@@ -15,6 +15,7 @@
 : "${PROGRAMS:?}"
 P=$PROGRAMS/tp_lifetime
 N=64
+LT=--min-lifetime=$N # compare's filter
 cd "$TMP" || exit 1
 USR2=$(kill -l USR2)
 
@@ -47,7 +48,7 @@ peak_bound() {
 compare() {
   name=$1; opts=$2; shift 2
   trace plain "$opts" "$@"
-  trace filt "$opts --min-lifetime=$N" "$@"
+  trace filt "$opts $LT" "$@"
   for f in plain/*.rtrace; do summary "$f"; echo; done | sort > plain.sum
   for f in filt/*.rtrace; do summary "$f"; echo; done | sort > filt.sum
   if grep -q '^calls to allocation functions: [1-9]' plain.sum; then ok; else bad "$name: no calls read"; fi
@@ -96,6 +97,15 @@ if [ "$p10" -ge $((p1 * 7)) ]; then ok; else bad "unfiltered: $p1 -> $p10 bytes,
 if [ "$f10" -le $((f1 * 2)) ] && [ "$f10" -le $((p10 / 10)) ]; then ok; else bad "filtered: $f1 -> $f10 bytes, expected under 2x"; fi
 summary f10/*.rtrace > f10.sum; summary p10/*.rtrace > p10.sum
 check_same "steady: heap summary as unfiltered" p10.sum f10.sum
+# the time bound: the churn's blocks live microseconds
+trace m10 "--min-lifetime=200ms" 30000 steady
+m10=$(size m10)
+if [ "$m10" -le $((p10 / 10)) ]; then ok; else bad "--min-lifetime=200ms: $m10 bytes against $p10"; fi
+summary m10/*.rtrace > m10.sum
+check_same "steady, 200ms: heap summary as unfiltered" p10.sum m10.sum
+LT=--min-lifetime=200ms
+compare "threads, 200ms" "" 2000 threads
+LT=--min-lifetime=$N
 
 # (c)
 compare fork "" 2000 fork
@@ -114,5 +124,8 @@ if "$RTRACE" postproc -i filt/*.rtrace > /dev/null; then ok; else bad "killed: p
 # bad input: the option's range
 if "$RTRACE" run --min-lifetime=0 -- /bin/true 2> bad.err; then bad "--min-lifetime=0 accepted"; else ok; fi
 grep -q 'expected 1 to 4096' bad.err && ok || bad "--min-lifetime=0: message"
+for arg in 5s 4097 3600001ms ms x; do
+  if "$RTRACE" run --min-lifetime=$arg -- /bin/true 2> /dev/null; then bad "--min-lifetime=$arg accepted"; else ok; fi
+done
 
 finish
