@@ -39,3 +39,15 @@ quick_or_help() {
 		esac
 	done
 }
+
+# median < numbers: the middle one (of an even count, the upper middle)
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+# wall COMMAND...: its wall time in seconds, its output dropped
+wall() {
+	local s e
+	s=$(date +%s.%N)
+	"$@" > /dev/null 2>&1
+	e=$(date +%s.%N)
+	echo "$e - $s" | bc
+}

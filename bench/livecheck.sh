@@ -25,14 +25,6 @@ gcc -O2 -g -o "$out/churn" "$here/churn.c" -lpthread
 USR2=$(kill -l USR2)
 wait_idle
 
-median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-wall() { # command...: seconds
-	local s e
-	s=$(date +%s.%N)
-	"$@" > /dev/null 2>&1
-	e=$(date +%s.%N)
-	echo "$e - $s" | bc
-}
 
 echo "$N live blocks, $K checks (one every $((N / K)) blocks):"
 for cfg in plain rtrace memcheck; do

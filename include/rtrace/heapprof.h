@@ -65,6 +65,9 @@ RTRACE_API void rt_hp_feed(rt_hp *h, rt_trace *t, const rt_call *c);
 /* Closes the pass: the leaked and peak costs of each site. Call once,
  * after the last call was fed. */
 RTRACE_API void rt_hp_finish(rt_hp *h);
+/* Adds the calls the tracer's lifetime filter dropped (rt_dropped) to
+ * the totals; after the last rt_hp_feed, before rt_hp_finish. */
+RTRACE_API void rt_hp_add_dropped(rt_hp *h, rt_trace *t);
 RTRACE_API const rt_hp_summary *rt_hp_get_summary(const rt_hp *h);
 /* The sites, in the order first seen. */
 RTRACE_API size_t rt_hp_site_count(const rt_hp *h);
@@ -190,6 +193,10 @@ RTRACE_API bool rt_hp_filter_past(const rt_hp_filter *f, const rt_call *c, uint6
 RTRACE_API bool rt_hp_filter_resource(const rt_hp_filter *f, const rt_trace *t, uint8_t res_type);
 /* Whether backtrace bt holds a function named with f's text (true without one). */
 RTRACE_API bool rt_hp_filter_bt(rt_hp_filter *f, const rt_trace *t, uint32_t bt, uint64_t call_index);
+/* Whether f selects allocations the tracer's lifetime filter left out
+ * (rt_dropped): never under a range or context selection, which they
+ * carry nothing to place in. */
+RTRACE_API bool rt_hp_filter_dropped(rt_hp_filter *f, const rt_trace *t, const rt_dropped *d);
 
 /* Two profiles of one program compared call site by call site
  * (hp_diff.c). Sites are matched by their resolved stacks, not by

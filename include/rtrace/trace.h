@@ -23,6 +23,10 @@ enum rt_call_kind {
 };
 
 enum { RT_CALL_HAS_TIMESTAMP = 0x01 };
+/* A release the tracer's lifetime filter dropped (rt_dropped) came
+ * after the call delivered before this one: heaptrack's "last
+ * allocation" was reset in between. */
+enum { RT_CALL_AFTER_DROP = 0x02 };
 
 /* Header filter field bits, in the order the text protocol prints them. */
 enum {
@@ -211,6 +215,23 @@ RTRACE_API void rt_trace_fd_describe(const rt_trace *t, const rt_call *c, char *
 /* Calls, in record order. Pointers stay valid until the next append or
  * compaction. */
 RTRACE_API rt_call *rt_trace_append_call(rt_trace *t, const rt_call *c);
+
+/* Calls the tracer's lifetime filter (`rtrace run --min-lifetime`) left
+ * out of the trace, per allocation function, stack and resource: that
+ * many allocations, each released again soon after by its own thread,
+ * their bytes, and how many of those releases heaptrack counts as
+ * temporary. Added ones with the same keys are summed. */
+typedef struct rt_dropped {
+	uint32_t fn, bt; /* string id, backtrace id or RT_NONE */
+	uint8_t res_type;
+	uint64_t index; /* the first dropped allocation's call index */
+	uint64_t count, bytes, temporary;
+} rt_dropped;
+RTRACE_API void rt_trace_add_dropped(rt_trace *t, const rt_dropped *d);
+RTRACE_API size_t rt_trace_dropped_count(const rt_trace *t);
+RTRACE_API const rt_dropped *rt_trace_dropped_at(const rt_trace *t, size_t i);
+/* The same, to rewrite (the resolver's backtraces). */
+RTRACE_API rt_dropped *rt_trace_dropped(rt_trace *t);
 RTRACE_API size_t rt_trace_call_count(const rt_trace *t);
 RTRACE_API rt_call *rt_trace_calls(rt_trace *t);
 RTRACE_API const rt_call *rt_trace_calls_const(const rt_trace *t);

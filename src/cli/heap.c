@@ -293,6 +293,7 @@ static int read_profile(rt_trace *t, rt_hp *h, rt_hp_massif *m, const char *inpu
 	if (!is_stdin)
 		close(fd);
 	cli_warnings_end(s.warnings);
+	rt_hp_add_dropped(h, t);
 	rt_hp_finish(h);
 	if (rc)
 		cli_diag_error(&err);

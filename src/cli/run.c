@@ -30,7 +30,8 @@ enum { OPT_FREES = 256, OPT_FOLLOW, OPT_PAUSED, OPT_TOGGLE, OPT_NO_TS, OPT_UNWIN
        OPT_LEAK_CHECK, OPT_SHOW_KINDS, OPT_ERROR_KINDS, OPT_ERROR_EXITCODE, OPT_XML_FILE,
        OPT_GEN_SUPP, OPT_LIST_MODULES, OPT_NUM_CALLERS, OPT_BELOW_MAIN, OPT_XML_PROTOCOL,
        OPT_LOG_FILE, OPT_TOOL, OPT_SHOW_REACHABLE, OPT_TRACE_CHILDREN, OPT_SUPPRESSIONS,
-       OPT_SARIF_FILE, OPT_SOURCE_ROOT, OPT_CHECK_SIGNAL, OPT_COMPRESS };
+       OPT_SARIF_FILE, OPT_SOURCE_ROOT, OPT_CHECK_SIGNAL, OPT_COMPRESS,
+       OPT_MIN_LIFETIME };
 
 static const cli_option options[] = {
 	{'m', "modules", " LIST", 'm', "what to trace, a comma separated list of modules\n"
@@ -49,6 +50,10 @@ static const cli_option options[] = {
 	{0, "check-signal", "=SIG", OPT_CHECK_SIGNAL, "signal that asks for a leak check now, run at the\n"
 						      "next heap call of any thread; its verdicts go in\n"
 						      "the trace and the report (see rtrace check)"},
+	{0, "min-lifetime", "=N[ms]", OPT_MIN_LIFETIME, "leave out of the trace each block its thread frees\n"
+							"within its next N (1-4096) memory calls, or N\n"
+							"milliseconds, counted per stack instead; live\n"
+							"blocks and leak verdicts stay exact"},
 	{0, "no-timestamps", NULL, OPT_NO_TS, "do not record call times"},
 	{0, "unwinder", " NAME", OPT_UNWINDER, "how stacks are read: 'cached' (default; unwind\n"
 					       "rules cached per return address, libunwind for\n"
@@ -139,10 +144,32 @@ typedef struct run_opts {
 	char unwinder; /* flag letter: 0 cached, 'u' libunwind, 'k' check */
 	int toggle_signal;
 	int check_signal; /* 0: none */
+	unsigned min_lifetime; /* 0: no lifetime filter */
+	bool lifetime_ms;      /* min_lifetime is in milliseconds */
 	const char *leak_check; /* full, summary or no */
 	int compress;           /* zstd level; 0: raw traces */
 	run_report_opts report; /* what is reported on the traces */
 } run_opts;
+
+/* --min-lifetime=N (calls, 1-4096; "calls" may follow) or Nms (1 ms to
+ * an hour). */
+static void parse_lifetime(const char *arg, run_opts *o)
+{
+	char num[32];
+	size_t n = strspn(arg, "0123456789");
+	const char *unit = arg + n;
+	uint64_t v = 0;
+	o->lifetime_ms = !strcmp(unit, "ms");
+	if (n && n < sizeof num) {
+		memcpy(num, arg, n);
+		num[n] = '\0';
+		cli_parse_u64(num, 10, &v);
+	}
+	if (!n || n >= sizeof num || (*unit && !o->lifetime_ms && strcmp(unit, "calls")) || v == 0 ||
+	    v > (o->lifetime_ms ? 3600000u : 4096u))
+		cli_die_usage("run", "invalid --min-lifetime '%s': expected 1 to 4096 (calls) or 1ms to 3600000ms", arg);
+	o->min_lifetime = (unsigned)v;
+}
 
 /* The heap checking options, as memcheck spells them. */
 static void parse_leak_option(int c, const char *arg, run_opts *o)
@@ -252,6 +279,7 @@ static int parse_options(int argc, char **argv, run_opts *o)
 		case OPT_PAUSED: o->start_paused = true; break;
 		case OPT_TOGGLE: o->toggle_signal = cli_parse_signal("run", optarg); break;
 		case OPT_CHECK_SIGNAL: o->check_signal = cli_parse_signal("run", optarg); break;
+		case OPT_MIN_LIFETIME: parse_lifetime(optarg, o); break;
 		case OPT_NO_TS: o->no_timestamps = true; break;
 		case OPT_UNWINDER:
 			if (!strcmp(optarg, "libunwind"))
@@ -396,6 +424,8 @@ static void set_env(const run_opts *o, const char *preload, const char *manifest
 	setenv(RT_ENV_TOGGLE_SIGNAL, buf, 1);
 	snprintf(buf, sizeof buf, "%d", o->check_signal);
 	setenv(RT_ENV_CHECK_SIGNAL, buf, 1);
+	snprintf(buf, sizeof buf, "%u%s", o->min_lifetime, o->lifetime_ms ? "ms" : "");
+	setenv(RT_ENV_MIN_LIFETIME, buf, 1);
 	/* memcheck's XML has the full leak check's loss records whatever
 	 * --leak-check says (its report on stderr follows the option) */
 	setenv(RT_ENV_LEAK_CHECK, o->report.xml_file || o->report.sarif_file || o->report.supp ? "full" : o->leak_check, 1);

@@ -163,6 +163,12 @@ static uint64_t heap_summary(const rt_trace *t, const heap_totals *h, int pid, c
 		return n.errors;
 	}
 	heap_in_use(t, &live, &live_bytes);
+	uint64_t allocs = h->allocs, frees = h->frees, bytes = h->bytes;
+	for (size_t i = 0, nd = rt_trace_dropped_count(t); i < nd; i++) { /* --min-lifetime's */
+		allocs += rt_trace_dropped_at(t, i)->count;
+		frees += rt_trace_dropped_at(t, i)->count;
+		bytes += rt_trace_dropped_at(t, i)->bytes;
+	}
 	char a[32], b[32], c[32];
 	leak_report_errors(t, &o->leaks, &n);
 	leak_report_checks(t, &o->leaks, &n);
@@ -172,8 +178,8 @@ static uint64_t heap_summary(const rt_trace *t, const heap_totals *h, int pid, c
 	else
 		cli_info("HEAP SUMMARY (pid %d):", pid);
 	cli_info("    in use at exit: %s bytes in %s blocks", cli_grouped(live_bytes, a), cli_grouped(live, b));
-	cli_info("  total heap usage: %s allocs, %s frees, %s bytes allocated", cli_grouped(h->allocs, a),
-	     cli_grouped(h->frees, b), cli_grouped(h->bytes, c));
+	cli_info("  total heap usage: %s allocs, %s frees, %s bytes allocated", cli_grouped(allocs, a),
+	     cli_grouped(frees, b), cli_grouped(bytes, c));
 	cli_info("%s", "");
 	cli_info_summary(false);
 	report_check_msgs(h, &n);

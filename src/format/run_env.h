@@ -65,6 +65,11 @@
  * removal from environ does not touch) to know which signal to send. */
 #define RT_ENV_CHECK_SIGNAL "RTRACE_CHECK_SIGNAL"
 
+/* The lifetime filter (`rtrace run --min-lifetime=N`): N, decimal, the
+ * calls of its own thread within which a block's release drops both
+ * records, or "Nms": the milliseconds (0 or unset: off). */
+#define RT_ENV_MIN_LIFETIME "RTRACE_MIN_LIFETIME"
+
 /* The leak check at exit: RT_ENV_LEAK_FULL (the tracer's default),
  * RT_ENV_LEAK_SUMMARY, or anything else for none (run passes the value of
  * --leak-check, "full", "summary" or "no", on unchanged). */
@@ -85,6 +90,6 @@
 #define RT_ENV_OURS                                                            \
 	RT_ENV_USER_LD_PRELOAD, RT_ENV_DIR, RT_ENV_MANIFEST, RT_ENV_DEPTH,     \
 	RT_ENV_FLAGS, RT_ENV_TOGGLE_SIGNAL, RT_ENV_LEAK_CHECK, RT_ENV_MODULES,         \
-	RT_ENV_CHECK_SIGNAL
+	RT_ENV_CHECK_SIGNAL, RT_ENV_MIN_LIFETIME
 
 #endif

@@ -138,9 +138,10 @@ enum rt_rec_kind {
 	RT_REC_CALLA = 14,   /* a CALL with arguments, format 1.2 */
 	RT_REC_CHECK = 15,     /* a leak check on demand, format 1.4 */
 	RT_REC_CHECKLOSS = 16, /* one of its loss records, format 1.4 */
+	RT_REC_DROPPED = 17,   /* calls the lifetime filter dropped, format 1.5 */
 	RT_REC_KINDS           /* one past the last kind */
 };
-_Static_assert(RT_REC_KINDS == 17,
+_Static_assert(RT_REC_KINDS == 18,
 	       "a new record kind goes in docs/binary-format.md and the reader's tables too");
 
 /* PROCESS flags */
@@ -156,6 +157,11 @@ enum { RT_TF_RES_REFCOUNT = 1 };
 /* CALL and CALLA: the kind byte; CALLA carries 1..RT_TF_MAX_ARGS
  * arguments. */
 enum { RT_TF_CALL_ALLOC = 1, RT_TF_CALL_FREE = 2 };
+/* format 1.5: a kind byte with this bit is followed by a varint, the
+ * distance back from the call's index to a release of the same thread
+ * that the lifetime filter dropped (the latest since the thread's
+ * previous CALL record) */
+#define RT_TF_CALL_AFTER_DROP 0x80
 #define RT_TF_MAX_ARGS 64
 
 /* LEAK: the kind and heuristic bytes (memcheck's). */

@@ -7,6 +7,7 @@
  * also keep the trace file's own descriptor out of the program's way,
  * whether the module is on or not. */
 #define _GNU_SOURCE
+#include "lifetime.h"
 #include "module.h"
 
 #include <fcntl.h>
@@ -543,6 +544,7 @@ static void exec_failed(const int *fds, unsigned n, uint64_t bt)
 		int fds_[EXEC_MAX];                                            \
 		uint64_t bt_ = rt_mod_tracing(&rt_mod_fd) ? rt_mod_bt() : 0;  \
 		unsigned n_ = exec_release(fds_, bt_);                         \
+		rt_life_flush();                                               \
 		rt_writer_exec(prog);                                          \
 		int rc_ = real_fn call;                                        \
 		int err_ = errno;                                              \

@@ -331,6 +331,8 @@ void rt_heap_write_error(int kind, uint64_t index, int fn, uintptr_t p, uint64_t
 {
 	if (!rt_memory_on())
 		return;
+	if (rt_opt.min_lifetime)
+		rt_life_commit(); /* the calls before it first */
 	uint8_t *q = rt_reserve(2 + 12 * 10 + 3);
 	if (!q)
 		return;

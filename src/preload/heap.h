@@ -4,6 +4,7 @@
 #ifndef RT_HEAP_H
 #define RT_HEAP_H
 
+#include "lifetime.h"
 #include "preload.h"
 
 #include <errno.h>
@@ -231,7 +232,10 @@ static inline __attribute__((always_inline)) bool rt_heap_release(int fn, void *
 			rt_heap_describe((uintptr_t)p, &blk);
 		if (RT_UNLIKELY(rc != HEAP_OK) && !bt)
 			bt = rt_heap_bt();
-		rt_record_call_bt(index, RT_TF_CALL_FREE, fn, (uint64_t)(uintptr_t)p, 0, bt);
+		/* the lifetime filter drops it with its allocation, if held */
+		if (RT_LIKELY(!rt_opt.min_lifetime) || rc != HEAP_OK || !blk.index ||
+		    !rt_life_drop(index, blk.index))
+			rt_record_call_bt(index, RT_TF_CALL_FREE, fn, (uint64_t)(uintptr_t)p, 0, bt);
 		if (RT_UNLIKELY(rc != HEAP_OK))
 			rt_heap_error(rc, index, fn, (uintptr_t)p, bt, &blk);
 		pass = rc != HEAP_INVALID;

@@ -408,6 +408,10 @@ __attribute__((used)) void rt_leak__exit_at(int status, const entry_state *self)
 	    !atomic_exchange(&ran, 1)) {
 		check_now(false, self, NULL);
 		rt_finish();
+	} else if (mode == LEAK_CHECK_NO && rt_opt.min_lifetime && RT_LOAD(rt_active) && !rt_t.busy &&
+		   !atomic_exchange(&ran, 1)) {
+		rt_leak_stop_threads(); /* they write what their lifetime filter holds */
+		rt_finish();
 	}
 	for (;;)
 		syscall(SYS_exit_group, status);

@@ -82,6 +82,7 @@ void rt_leak_save_regs(park_slot *s, const ucontext_t *uc)
  * resumes it (after a check at exit: until the process ends). */
 static void park_here(const ucontext_t *uc, int gen)
 {
+	rt_life_flush(); /* the trace holds this thread's calls before it stops */
 	unsigned k = atomic_fetch_add(&nparked, 1);
 	if (k < MAX_PARKED) {
 		park_slot *s = &parked[k];

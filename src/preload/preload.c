@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include "preload.h"
 #include "cfi.h"
+#include "leak_int.h"
+#include "lifetime.h"
 #include "module.h"
 #include "format/run_env.h"
 
@@ -70,6 +72,13 @@ static void read_options(void)
 		rt_opt.toggle_signal = atoi(v);
 	if ((v = getenv(RT_ENV_CHECK_SIGNAL)))
 		rt_opt.check_signal = atoi(v);
+	if ((v = getenv(RT_ENV_MIN_LIFETIME)) && atoi(v) > 0) {
+		char *unit;
+		unsigned long n = strtoul(v, &unit, 10);
+		rt_opt.min_lifetime = !strcmp(unit, "ms") ? RT_LIFE_MAX : (unsigned)n;
+		rt_opt.min_lifetime_ns = !strcmp(unit, "ms") ? n * 1000000ull : 0;
+	}
+	rt_life_init();
 	v = getenv(RT_ENV_LEAK_CHECK);
 	rt_leak_init(!v || !strcmp(v, RT_ENV_LEAK_FULL) ? LEAK_CHECK_FULL
 		     : !strcmp(v, RT_ENV_LEAK_SUMMARY)   ? LEAK_CHECK_SUMMARY
@@ -104,6 +113,7 @@ static void start_tracing(void)
 
 static void atfork_prepare(void)
 {
+	rt_life_flush(); /* the parent's held calls, in the parent's trace */
 	rt_cfi_atfork_prepare();
 	rt_writer_lock();
 	rt_heap_atfork_prepare();
@@ -172,6 +182,7 @@ __attribute__((constructor(101))) static void rt_init(void) { rt_start(); }
 void rt_finish(void)
 {
 	rt_t.busy = 1;
+	rt_life_flush();
 	if (RT_LOAD(rt_active))
 		rt_write_end();
 	RT_STORE(rt_active, 0);
@@ -187,6 +198,10 @@ __attribute__((destructor(101))) static void rt_fini(void)
 		rt_t.busy = 0;
 		return;
 	}
+	/* no leak check to stop the other threads, whose park handler writes
+	 * what their lifetime filter holds: stopped for that alone */
+	if (rt_opt.min_lifetime && rt_leak_mode() == LEAK_CHECK_NO)
+		rt_leak_stop_threads();
 	rt_finish();
 }
 

@@ -43,6 +43,8 @@ typedef struct rt_options {
 	bool libunwind;      /* every stack through libunwind (no cached rules) */
 	bool check_unwind;   /* both unwinders, differences reported at exit */
 	bool raw_suffix;     /* `rtrace run` compresses: data goes to PATH.raw */
+	unsigned min_lifetime; /* lifetime filter's ring, in calls (lifetime.c); 0: off */
+	uint64_t min_lifetime_ns; /* or its time bound (the ring then the longest) */
 	char dir[1024];
 	char manifest[1024]; /* file receiving one line per trace created */
 } rt_options;
@@ -145,8 +147,17 @@ uint64_t rt_record_call(uint64_t index, int kind, int fn, uint64_t res_id, uint6
  * depth rt_record_call calls it). */
 void rt_record_call_bt(uint64_t index, int kind, int fn, uint64_t res_id, uint64_t size, uint64_t bt);
 uint64_t rt_next_index(void);
+/* The lifetime filter's latest dropped release (any thread): noted, and
+ * read back for the records that follow it. */
+void rt_note_dropped(uint64_t index);
+uint64_t rt_last_dropped(void);
 /* The last index rt_next_index handed out (0: none yet). */
 uint64_t rt_last_index(void);
+/* A memory CALL record the lifetime filter held: its time (ns), its
+ * thread's context mask then, and the index of a release dropped just
+ * before it (0: none). */
+void rt_record_held(uint64_t index, uint64_t ns, int kind, int fn, uint64_t res_id, uint64_t size,
+		    uint64_t bt, uint32_t context, uint64_t dropped);
 /* Any module's call: function and resource type as trace ids, and the
  * call's arguments (nargs name/value pairs; long values are cut). */
 void rt_record_ex(uint64_t index, int kind, unsigned fn, unsigned res, uint64_t res_id,

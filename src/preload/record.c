@@ -1,6 +1,7 @@
 /* Records: process description, module maps, and the per-call record on
  * the hot path. */
 #define _GNU_SOURCE
+#include "lifetime.h"
 #include "module.h"
 #include "maps.h"
 #include "pages.h"
@@ -13,7 +14,13 @@
 #include <time.h>
 #include <unistd.h>
 
-static _Atomic uint64_t call_index;
+/* The call index, and beside it (the same cache line, which every call's
+ * index already brings to its thread) the index of the latest release
+ * the lifetime filter dropped in any thread. */
+static struct {
+	_Atomic uint64_t index, dropped;
+} __attribute__((aligned(64))) calls;
+#define call_index calls.index
 static uint64_t start_ns; /* monotonic clock at start */
 
 const char *const rt_fn_names[FN_COUNT] = {
@@ -38,6 +45,14 @@ uint64_t rt_next_index(void)
 	return atomic_fetch_add_explicit(&call_index, 1, memory_order_relaxed) + 1;
 }
 
+void rt_note_dropped(uint64_t index)
+{
+	if (atomic_load_explicit(&calls.dropped, memory_order_relaxed) < index)
+		atomic_store_explicit(&calls.dropped, index, memory_order_relaxed);
+}
+
+uint64_t rt_last_dropped(void) { return atomic_load_explicit(&calls.dropped, memory_order_relaxed); }
+
 uint64_t rt_last_index(void)
 {
 	return atomic_load(&call_index);
@@ -58,34 +73,44 @@ __attribute__((noinline)) uint64_t rt_record_call(uint64_t index, int kind, int 
 bool rt_memory_on(void) { return RT_LOAD(rt_mod_memory.on); }
 
 /* The longest CALL record, reserved whole before it is written: the type
- * and kind bytes, and eight varints (index, time delta, function,
- * resource, id, size, stack, contexts) of at most 10 bytes each. A CALLA
- * adds its argument count and arguments. */
+ * and kind bytes, and nine varints (index, time delta, the distance back
+ * to a dropped release, function, resource, id, size, stack, contexts) of
+ * at most 10 bytes each. A CALLA adds its argument count and arguments. */
 #define CALL_VARINT_MAX 10
-#define CALL_MAX (2 + 8 * CALL_VARINT_MAX)
+#define CALL_MAX (2 + 9 * CALL_VARINT_MAX)
 
-/* The fields every CALL record starts with, up to the resource. */
-static uint8_t *call_head(uint8_t *p, int type, uint64_t index, int kind, unsigned fn)
+/* The fields every CALL record starts with, up to the resource, for a
+ * call made at `now`; dropped: the index of a release the lifetime
+ * filter dropped just before it (0: none; format 1.5). */
+static uint8_t *call_head_at(uint8_t *p, int type, uint64_t index, int kind, unsigned fn, uint64_t now,
+			     uint64_t dropped)
 {
-	uint64_t now = rt_opt.timestamps ? rt_now_ns() : 0;
 	uint64_t delta = now - (rt_t.last_ns ? rt_t.last_ns : start_ns);
 	rt_t.last_ns = now;
 	*p++ = (uint8_t)type;
 	p = rt_put_varint(p, index);
 	p = rt_put_varint(p, rt_opt.timestamps ? delta : 0);
-	*p++ = (uint8_t)kind;
+	*p++ = (uint8_t)(kind | (dropped ? RT_TF_CALL_AFTER_DROP : 0));
+	if (dropped)
+		p = rt_put_varint(p, index - dropped);
 	return rt_put_varint(p, fn);
 }
 
+static uint8_t *call_head(uint8_t *p, int type, uint64_t index, int kind, unsigned fn)
+{
+	return call_head_at(p, type, index, kind, fn, rt_opt.timestamps ? rt_now_ns() : 0, 0);
+}
+
 /* The fields after the function: resource, id, size, stack, contexts. */
-static uint8_t *call_tail(uint8_t *p, int kind, unsigned res, uint64_t res_id, uint64_t size, uint64_t bt)
+static uint8_t *call_tail(uint8_t *p, int kind, unsigned res, uint64_t res_id, uint64_t size, uint64_t bt,
+			  uint32_t context)
 {
 	p = rt_put_varint(p, res);
 	p = rt_put_varint(p, res_id);
 	if (kind == RT_TF_CALL_ALLOC)
 		p = rt_put_varint(p, size);
 	p = rt_put_varint(p, bt);
-	return rt_put_varint(p, rt_t.context);
+	return rt_put_varint(p, context);
 }
 
 #define ARG_MAX 1024 /* bytes of an argument's value kept */
@@ -101,6 +126,8 @@ void rt_record_ex(uint64_t index, int kind, unsigned fn, unsigned res, uint64_t 
 		  uint64_t size, uint64_t bt, const rt_arg *args, unsigned nargs)
 {
 	size_t need = CALL_MAX + CALL_VARINT_MAX, len[ARGS_MAX][2];
+	if (RT_UNLIKELY(rt_opt.min_lifetime))
+		rt_life_commit(); /* the thread's held calls come first */
 	if (nargs > ARGS_MAX)
 		nargs = ARGS_MAX;
 	for (unsigned i = 0; i < nargs; i++) {
@@ -112,7 +139,7 @@ void rt_record_ex(uint64_t index, int kind, unsigned fn, unsigned res, uint64_t 
 	if (!p)
 		return;
 	p = call_head(p, nargs ? RT_REC_CALLA : RT_REC_CALL, index, kind, fn);
-	p = call_tail(p, kind, res, res_id, size, bt);
+	p = call_tail(p, kind, res, res_id, size, bt, rt_t.context);
 	if (nargs) {
 		p = rt_put_varint(p, nargs);
 		for (unsigned i = 0; i < nargs; i++) {
@@ -127,11 +154,25 @@ void rt_record_call_bt(uint64_t index, int kind, int fn, uint64_t res_id, uint64
 {
 	if (RT_UNLIKELY(!RT_LOAD(rt_mod_memory.on)))
 		return;
+	if (RT_UNLIKELY(rt_opt.min_lifetime)) {
+		rt_life_hold(index, kind, fn, res_id, size, bt);
+		return;
+	}
 	uint8_t *p = rt_reserve(CALL_MAX);
 	if (!p)
 		return;
 	p = call_head(p, RT_REC_CALL, index, kind, (unsigned)fn);
-	rt_commit(call_tail(p, kind, RES_MEMORY, res_id, size, bt));
+	rt_commit(call_tail(p, kind, RES_MEMORY, res_id, size, bt, rt_t.context));
+}
+
+void rt_record_held(uint64_t index, uint64_t ns, int kind, int fn, uint64_t res_id, uint64_t size,
+		    uint64_t bt, uint32_t context, uint64_t dropped)
+{
+	uint8_t *p = rt_reserve(CALL_MAX);
+	if (!p)
+		return;
+	p = call_head_at(p, RT_REC_CALL, index, kind, (unsigned)fn, ns, dropped);
+	rt_commit(call_tail(p, kind, RES_MEMORY, res_id, size, bt, context));
 }
 
 /* Records that may be long (paths, command lines) go through a buffer

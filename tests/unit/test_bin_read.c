@@ -836,7 +836,7 @@ static void error_unknown_record_type(void **state)
 	simple(&bf, &a, 256, 2);
 	size_t at = enc_raw(&bf, &a, "\x2a", 1);
 	enc_call(&bf, &a, 3, 0, ALLOC, FN_MALLOC, 1, 0x10, 1, 0, 0);
-	expect_error(&bf, bf.f.len, at, "record type between 1 and 16, found 42", 2);
+	expect_error(&bf, bf.f.len, at, "record type between 1 and 17, found 42", 2);
 	be_free(&bf.f);
 }
 
@@ -918,6 +918,107 @@ static void error_undefined_ids(void **state)
 /* Heap checking records: the exiting thread's verdicts name a backtrace
  * that another thread defines later in the file, so ids are resolved
  * after the merge; the text writer shows them as comments. */
+/* A CALL after releases the lifetime filter dropped (format 1.5): kind
+ * bit 7 and the distance back to the latest one; flagged when the call
+ * delivered before it is older than that release. */
+static size_t enc_call_after_drop(bfile *bf, bthread *t, uint64_t index, uint8_t kind, uint64_t back,
+				  uint64_t res_id, uint64_t size)
+{
+	benc r = {0};
+	be_u8(&r, 8);
+	be_var(&r, index);
+	be_var(&r, 0);
+	be_u8(&r, (uint8_t)(kind | 0x80));
+	be_var(&r, back);
+	be_var(&r, kind == ALLOC ? FN_MALLOC : FN_FREE);
+	be_var(&r, 1);
+	be_var(&r, res_id);
+	if (kind == ALLOC)
+		be_var(&r, size);
+	be_var(&r, 0);
+	be_var(&r, 0);
+	return enc_put(bf, t, &r);
+}
+
+/* DROPPED (format 1.5): fn, resource, bt, first index, count, bytes,
+ * temporary. */
+static size_t enc_dropped(bfile *bf, bthread *t, uint64_t bt, uint64_t count, uint64_t bytes, uint64_t tmp)
+{
+	benc r = {0};
+	be_u8(&r, 17);
+	be_var(&r, FN_MALLOC);
+	be_var(&r, 1);
+	be_var(&r, bt);
+	be_var(&r, 100 - count);
+	be_var(&r, count);
+	be_var(&r, bytes);
+	be_var(&r, tmp);
+	return enc_put(bf, t, &r);
+}
+
+static void lifetime_filter_records(void **state)
+{
+	(void)state;
+	bfile bf;
+	bf_init(&bf, 256, 1);
+	bthread a = bf_thread(10), b = bf_thread(11);
+	preamble(&bf, &a, 0);
+	uint64_t frames[] = {0x400100};
+	enc_bt(&bf, &a, 1, 1, frames);
+	enc_call(&bf, &a, 1, 0, ALLOC, FN_MALLOC, 1, 0x5000, 48, 1, 0);
+	enc_call(&bf, &b, 2, 0, ALLOC, FN_MALLOC, 1, 0x6000, 16, 0, 0);
+	enc_call_after_drop(&bf, &a, 5, FREE, 1, 0x5000, 0);  /* dropped: 4, delivered before: 2 */
+	enc_call(&bf, &b, 6, 0, FREE, FN_FREE, 1, 0x6000, 0, 0, 0);
+	enc_call_after_drop(&bf, &a, 8, ALLOC, 3, 0x7000, 8); /* dropped: 5, delivered before: 6 */
+	enc_dropped(&bf, &a, 1, 3, 96, 2);
+	enc_dropped(&bf, &a, 1, 1, 32, 1);
+	enc_dropped(&bf, &b, 0, 2, 10, 0);
+	bf_finish(&bf);
+	rt_trace *t = rt_trace_new();
+	seen s = {0};
+	read_ok(t, &bf, 0, &s);
+	assert_int_equal(s.n, 5);
+	assert_int_equal(s.calls[2].index, 5);
+	assert_true(s.calls[2].flags & RT_CALL_AFTER_DROP);
+	assert_int_equal(s.calls[2].kind, RT_CALL_FREE);
+	assert_false(s.calls[3].flags & RT_CALL_AFTER_DROP);
+	assert_false(s.calls[4].flags & RT_CALL_AFTER_DROP);
+	assert_int_equal(s.calls[4].size, 8);
+	assert_int_equal(rt_trace_dropped_count(t), 2); /* a's two records summed */
+	/* in the order the streams were read */
+	size_t ia = rt_trace_dropped_at(t, 0)->bt == s.calls[0].bt ? 0 : 1;
+	const rt_dropped *d = rt_trace_dropped_at(t, ia);
+	assert_int_equal(d->count, 4);
+	assert_int_equal(d->bytes, 128);
+	assert_int_equal(d->temporary, 3);
+	assert_int_equal(d->index, 97); /* the smaller first index of the two */
+	assert_int_equal(d->bt, s.calls[0].bt);
+	assert_string_equal(rt_trace_str(t, d->fn), "malloc");
+	assert_int_equal(rt_trace_dropped_at(t, 1 - ia)->count, 2);
+	seen_free(&s);
+	rt_trace_free(t);
+	be_free(&bf.f);
+}
+
+static void error_lifetime_filter_fields(void **state)
+{
+	(void)state;
+	bfile bf;
+	bthread a;
+	simple(&bf, &a, 256, 2);
+	size_t at = enc_call_after_drop(&bf, &a, 3, ALLOC, 0, 0x10, 1);
+	expect_error(&bf, bf.f.len, at, "the distance back to a dropped release, 1 to 2, found 0", 2);
+	be_free(&bf.f);
+	simple(&bf, &a, 256, 2);
+	at = enc_dropped(&bf, &a, 0, 1, 8, 2);
+	expect_error(&bf, bf.f.len, at, "at most 1 temporary calls in the DROPPED record, found 2", 2);
+	be_free(&bf.f);
+	simple(&bf, &a, 256, 2);
+	at = enc_dropped(&bf, &a, 9, 1, 8, 0);
+	expect_error(&bf, bf.f.len, at, "a BT record defining backtrace id 9 before this DROPPED record", 2);
+	be_free(&bf.f);
+}
+
 static void heap_check_records(void **state)
 {
 	(void)state;
@@ -1614,6 +1715,8 @@ int main(void)
 		cmocka_unit_test(every_record_type),
 		cmocka_unit_test(heap_check_records),
 		cmocka_unit_test(error_heap_check_fields),
+		cmocka_unit_test(lifetime_filter_records),
+		cmocka_unit_test(error_lifetime_filter_fields),
 		cmocka_unit_test(calls_appended_without_callback),
 		cmocka_unit_test(stopped_trace_says_incomplete),
 		cmocka_unit_test(threads_merged_in_index_order),

@@ -50,7 +50,7 @@ static const char *const rec_names[RT_REC_KINDS] = {
 	[RT_REC_CONTEXT] = "CONTEXT", [RT_REC_BT] = "BT", [RT_REC_CALL] = "CALL",
 	[RT_REC_END] = "END", [RT_REC_MESSAGE] = "MESSAGE", [RT_REC_LEAK] = "LEAK",
 	[RT_REC_LEAKSUM] = "LEAKSUM", [RT_REC_HEAPERR] = "HEAPERR", [RT_REC_CALLA] = "CALLA",
-	[RT_REC_CHECK] = "CHECK", [RT_REC_CHECKLOSS] = "CHECKLOSS",
+	[RT_REC_CHECK] = "CHECK", [RT_REC_CHECKLOSS] = "CHECKLOSS", [RT_REC_DROPPED] = "DROPPED",
 };
 
 /* --- diagnostics and strings --- */
@@ -499,7 +499,7 @@ static bool rec_bt(rd *r, stream *s)
 static bool call_fields(rd *r, stream *s)
 {
 	head *h = &s->h;
-	uint64_t index, delta, ctx, fn, res, res_id, size = 0, bt;
+	uint64_t index, delta, ctx, fn, res, res_id, size = 0, bt, dropped = 0;
 	uint8_t kind = 0;
 	uint64_t off = off_of(r, s->rec);
 	if (!get_v(r, s, &index))
@@ -510,6 +510,16 @@ static bool call_fields(rd *r, stream *s)
 	s->bound = index;
 	if (!get_v(r, s, &delta) || !get_u8(r, s, &kind))
 		return false;
+	if (kind & RT_TF_CALL_AFTER_DROP) {
+		uint64_t back;
+		if (!get_v(r, s, &back))
+			return false;
+		if (back == 0 || back >= index)
+			return rt_bin_bad(r, off, "expected the distance back to a dropped release, 1 to %" PRIu64 ", found %" PRIu64,
+					  index - 1, back);
+		dropped = index - back;
+		kind &= (uint8_t)~RT_TF_CALL_AFTER_DROP;
+	}
 	if (kind != RT_CALL_ALLOC && kind != RT_CALL_FREE)
 		return rt_bin_bad(r, off, "expected call kind 1 (alloc) or 2 (free) in the CALL record, found %u", kind);
 	if (!get_v(r, s, &fn) || !get_v(r, s, &res) || !get_v(r, s, &res_id) ||
@@ -523,6 +533,7 @@ static bool call_fields(rd *r, stream *s)
 	h->res = res;
 	h->bt = bt;
 	h->off = off;
+	h->dropped = dropped;
 	h->ns = s->ns += delta;
 	s->last_index = index;
 	s->has_head = true;
@@ -717,6 +728,33 @@ static bool rec_heaperr(rd *r, stream *s)
 	return true;
 }
 
+/* DROPPED: allocations (with their releases) the lifetime filter left
+ * out, per stack (format 1.5). The thread defined its ids before. */
+static bool rec_dropped(rd *r, stream *s)
+{
+	uint64_t fn, res, bt;
+	rt_dropped d = {0};
+	uint64_t off = off_of(r, s->rec);
+	if (!get_v(r, s, &fn) || !get_v(r, s, &res) || !get_v(r, s, &bt) || !get_v(r, s, &d.index) || !get_v(r, s, &d.count) ||
+	    !get_v(r, s, &d.bytes) || !get_v(r, s, &d.temporary))
+		return false;
+	const uint32_t *f = rt_bin_idmap_get(&r->fns, fn), *b = bt ? rt_bin_idmap_get(&r->bts, bt) : NULL;
+	if (!f)
+		return rt_bin_bad(r, off, "expected a FUNCTION record defining function id %" PRIu64 " before this DROPPED record", fn);
+	if (res < 1 || res > RT_MAX_RESOURCES || !r->res[res])
+		return rt_bin_bad(r, off, "expected a RESOURCE record defining resource id %" PRIu64 " before this DROPPED record", res);
+	if (bt && !b)
+		return rt_bin_bad(r, off, "expected a BT record defining backtrace id %" PRIu64 " before this DROPPED record", bt);
+	if (d.temporary > d.count)
+		return rt_bin_bad(r, off, "expected at most %" PRIu64 " temporary calls in the DROPPED record, found %" PRIu64,
+				  d.count, d.temporary);
+	d.fn = *f;
+	d.bt = b ? *b : rt_trace_intern_bt(r->t, NULL, 0);
+	d.res_type = r->res[res];
+	rt_trace_add_dropped(r->t, &d);
+	return true;
+}
+
 /* Ids in heap checking records name definitions any thread may have
  * written: they are looked up once the merge read everything. Unknown
  * ones (a trace cut short) stay RT_NONE. */
@@ -773,6 +811,7 @@ static const rec_fn handlers[] = {
 	[RT_REC_CALLA] = rec_calla,
 	[RT_REC_CHECK] = rec_check,
 	[RT_REC_CHECKLOSS] = rec_checkloss,
+	[RT_REC_DROPPED] = rec_dropped,
 };
 _Static_assert(sizeof handlers / sizeof *handlers == RT_REC_KINDS,
 	       "a reader for every record kind of format/trace_format.h");
@@ -855,6 +894,8 @@ bool rt_bin_call_of(rd *r, const stream *s, rt_call *c)
 	*c = s->h.c;
 	if (!resolve(r, &s->h, c))
 		return false;
+	if (s->h.dropped && r->delivered < s->h.dropped)
+		c->flags |= RT_CALL_AFTER_DROP;
 	stamp(r, s->h.ns, c);
 	return true;
 }

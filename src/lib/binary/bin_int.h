@@ -52,6 +52,7 @@ typedef struct head {
 	uint64_t fn, res, bt; /* ids, resolved on delivery */
 	uint64_t ns;          /* time since process start */
 	uint64_t off;         /* byte offset of the record */
+	uint64_t dropped;     /* a release dropped before it (format 1.5), 0: none */
 } head;
 
 /* One thread's records. A tid that a new thread reuses (its chunks start

@@ -197,13 +197,36 @@ void cg_stream_feed(void *ctx, rt_trace *t, const rt_call *c)
 		rt_trace_release_args(t, c->args);
 }
 
-/* The heap profile's temporary allocations and peak bytes, and what is
- * still live: into the records, once. */
-static void close_pass(cg_stream *s)
+/* The allocations the tracer's lifetime filter left out of the trace
+ * (rt_dropped, counted per stack): into their stacks' records, so that
+ * allocation, byte and temporary totals are the unfiltered run's. */
+static void add_dropped(cg_stream *s, const rt_trace *t)
+{
+	for (size_t i = 0, n = rt_trace_dropped_count(t); i < n; i++) {
+		const rt_dropped *d = rt_trace_dropped_at(t, i);
+		if (d->res_type > RT_MAX_RESOURCES)
+			continue;
+		bt_info *bi = bt_of(s, d->bt);
+		if (!bi->seen || d->index < bi->first)
+			bi->first = d->index;
+		uint8_t key = key_of(s, t, d->res_type);
+		uint64_t *v = costs(s, d->bt, key);
+		s->u.saturated |= !cg_sat_add(&v[CG_EV_ALLOCS], d->count);
+		s->u.saturated |= !cg_sat_add(&v[CG_EV_SIZE], d->bytes);
+		s->u.saturated |= !cg_sat_add(&v[CG_EV_TEMPORARY], d->temporary);
+		s->u.used[key] = true;
+		s->u.sized[key] |= d->bytes != d->count;
+	}
+}
+
+/* The heap profile's temporary allocations and peak bytes, what is still
+ * live and what the trace left out: into the records, once. */
+static void close_pass(cg_stream *s, const rt_trace *t)
 {
 	if (s->ended)
 		return;
 	s->ended = true;
+	add_dropped(s, t);
 	rt_hp_finish(s->hp);
 	for (size_t i = 0; i < rt_hp_site_count(s->hp); i++) {
 		const rt_hp_site *h = rt_hp_site_at(s->hp, i);
@@ -242,7 +265,7 @@ static int first_cmp(const void *a, const void *b)
 
 void cg_stream_end(cg_stream *s, rt_trace *t)
 {
-	close_pass(s);
+	close_pass(s, t);
 	first_key *v = rt_xmalloc((s->nbts ? s->nbts : 1) * sizeof *v);
 	size_t n = 0;
 	for (size_t k = 0; k < s->nbts; k++)
@@ -289,7 +312,7 @@ static cg_site_cost *site_costs(cg_stream *s, const rt_trace *t, size_t *n)
 
 cg_profile *cg_stream_profile(cg_stream *s, rt_trace *t, const cg_trace_opts *opts)
 {
-	close_pass(s);
+	close_pass(s, t);
 	size_t n;
 	cg_site_cost *v = site_costs(s, t, &n);
 	cg_profile *p = cg_profile_build(t, opts, v, n, &s->u);

@@ -327,6 +327,8 @@ void rt_hp_feed(rt_hp *h, rt_trace *t, const rt_call *c)
 		tc.timestamp_us = timeline(h, c->timestamp_us);
 		c = &tc;
 	}
+	if (c->flags & RT_CALL_AFTER_DROP) /* a release left out of the trace came first */
+		h->last = h->first;
 	bool out = false;
 	if (h->filter && past_filter(h, t, c, &out))
 		return;
@@ -334,6 +336,27 @@ void rt_hp_feed(rt_hp *h, rt_trace *t, const rt_call *c)
 		on_alloc(h, c, site_of(h, c->bt), out);
 	else
 		on_free(h, c);
+}
+
+/* The lifetime filter's dropped calls (rt_dropped): allocations and
+ * releases that were never live at once with much else, counted in the
+ * totals; the peak and what leaked are the recorded calls'. */
+void rt_hp_add_dropped(rt_hp *h, rt_trace *t)
+{
+	for (size_t i = 0, n = rt_trace_dropped_count(t); i < n; i++) {
+		const rt_dropped *d = rt_trace_dropped_at(t, i);
+		if (!is_profiled(h, t, d->res_type) || (h->filter && !rt_hp_filter_dropped(h->filter, t, d)))
+			continue;
+		uint32_t si = site_of(h, d->bt); /* may move the sites */
+		site *s = &h->sites[si];
+		s->pub.cost.allocations += d->count;
+		s->pub.cost.bytes += d->bytes;
+		s->pub.cost.temporary += d->temporary;
+		h->sum.total.allocations += d->count;
+		h->sum.total.bytes += d->bytes;
+		h->sum.total.temporary += d->temporary;
+		h->sum.frees += d->count;
+	}
 }
 
 void rt_hp_finish(rt_hp *h)

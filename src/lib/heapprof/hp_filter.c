@@ -177,3 +177,14 @@ bool rt_hp_filter_alloc(rt_hp_filter *f, const rt_trace *t, const rt_call *c, ui
 		return false;
 	return rt_hp_filter_bt(f, t, c->bt, c->index);
 }
+
+/* Dropped allocations (the tracer's lifetime filter) carry a stack but
+ * no time or context, and only their first call's index: a selection by
+ * range or context cannot place them, so it leaves them out. */
+bool rt_hp_filter_dropped(rt_hp_filter *f, const rt_trace *t, const rt_dropped *d)
+{
+	const rt_hp_filter_opts *o = &f->o;
+	if (o->by_index || o->by_time || o->by_context)
+		return false;
+	return rt_hp_filter_bt(f, t, d->bt, d->index);
+}

@@ -326,6 +326,7 @@ void rt_hc_write_text(const rt_trace *t, rt_out *out)
 	const struct rt_hc *hc = hc_peek(t);
 	for (size_t i = 0; hc && i < hc->nerrs; i++)
 		write_error(t, &hc->errs[i], out);
+	rt_dropped_write_text(t, out);
 	rt_hc_write_checks(t, out); /* in the order they ran, before the exit check */
 	if (!hc)
 		return;

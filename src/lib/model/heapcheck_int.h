@@ -15,5 +15,7 @@ void rt_hc_write_text(const rt_trace *t, rt_out *out);
 int rt_hc_loss_cmp(const void *a, const void *b);
 void rt_hc_write_stack(const rt_trace *t, const char *title, uint32_t fn, uint32_t bt, rt_out *out);
 void rt_hc_write_checks(const rt_trace *t, rt_out *out);
+/* dropped.c: the lifetime filter's counts as comments. */
+void rt_dropped_write_text(const rt_trace *t, rt_out *out);
 
 #endif

@@ -165,6 +165,9 @@ static void walk_calls(rt_resolver *r, rt_trace *t, rt_rwalk *w, bool resolve)
 	for (size_t i = 0, n = rt_trace_check_count(t); i < n; i++)
 		for (size_t k = 0; k < c[i].nloss; k++)
 			walk_bt(r, t, w, &c[i].loss[k].bt, c[i].index, resolve);
+	rt_dropped *d = rt_trace_dropped(t); /* the lifetime filter's counts */
+	for (size_t i = 0, n = rt_trace_dropped_count(t); i < n; i++)
+		walk_bt(r, t, w, &d[i].bt, d[i].index, resolve);
 }
 
 static void mark_resolved(rt_trace *t)
