@@ -23,14 +23,22 @@
  * is still a live block, marked out, so that the temporary rule runs on
  * the program's whole sequence of calls (heaptrack_print's figures with
  * --filter-bt-function), and costs nothing; a call past its ranges
- * closes the profile, whose live blocks are then the range's leaks. */
+ * closes the profile, whose live blocks are then the range's leaks.
+ * With a lookahead (rt_hp_set_lookahead), a call is queued for
+ * LOOKAHEAD calls while its block's slot is prefetched: the slot's
+ * cache miss was the cost of a call where the live blocks outgrow the
+ * caches (python3: 300k blocks, 8 MB of slots; rt_hp_feed a third of
+ * `rtrace convert --to callgrind`'s time). The order of the calls, and
+ * so every figure, is the same. */
 #include "rtrace/heapprof.h"
 #include "util/util.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define EMPTY UINT32_MAX
+#define LOOKAHEAD 16 /* calls queued: ~16 calls' work hides a miss to DRAM */
 
 typedef struct block {
 	uint64_t addr, size;
@@ -73,6 +81,10 @@ struct rt_hp {
 	bool closed;          /* past the filter's ranges: nothing more is fed */
 	uint64_t seq;    /* block events so far */
 	bool temporary;  /* the release being told is a temporary one */
+	bool lookahead;  /* calls wait in q while their slots are fetched */
+	rt_trace *qt;    /* the trace of the queued calls */
+	rt_call q[LOOKAHEAD];
+	size_t qhead, nq;
 };
 
 void rt_hp_set_filter(rt_hp *h, rt_hp_filter *f)
@@ -96,12 +108,29 @@ static void tell(rt_hp *h, bool alloc, uint32_t si, uint64_t size, uint64_t born
 	h->listen(h->listen_ctx, &e);
 }
 
+/* Slots for n blocks. A table of 2 MB or more is put in huge pages
+ * where the kernel gives them on request: each call touches a random
+ * slot, and with 4 KB pages each was also a TLB miss (python3: 16 MB of
+ * slots, 4096 pages; the lookahead's prefetches waited on page walks). */
+static block *alloc_slots(size_t n)
+{
+	const size_t huge = 2u << 20;
+	size_t bytes = n * sizeof(block);
+	void *p = NULL;
+	if (bytes < huge || posix_memalign(&p, huge, bytes))
+		return rt_xmalloc(bytes);
+#ifdef MADV_HUGEPAGE
+	madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+	return p;
+}
+
 /* A block table of n free slots. */
 static void new_slots(rt_hp *h, size_t n)
 {
 	h->nslots = n;
 	h->shift = 64 - (unsigned)__builtin_ctzll(n);
-	h->blocks = rt_xmalloc(n * sizeof *h->blocks);
+	h->blocks = alloc_slots(n);
 	for (size_t i = 0; i < n; i++)
 		h->blocks[i].site = EMPTY;
 }
@@ -323,10 +352,8 @@ static bool past_filter(rt_hp *h, const rt_trace *t, const rt_call *c, uint64_t 
 	return false;
 }
 
-void rt_hp_feed(rt_hp *h, rt_trace *t, const rt_call *c)
+static void feed_now(rt_hp *h, rt_trace *t, const rt_call *c)
 {
-	if (c->args != RT_NONE)
-		rt_trace_release_args(t, c->args);
 	if (h->closed || c->kind == RT_CALL_DEAD || c->res_type > RT_MAX_RESOURCES || !is_profiled(h, t, c->res_type))
 		return;
 	/* the call's time on the profile's line, passed along rather than a
@@ -341,8 +368,41 @@ void rt_hp_feed(rt_hp *h, rt_trace *t, const rt_call *c)
 		on_free(h, c);
 }
 
+void rt_hp_set_lookahead(rt_hp *h, bool on)
+{
+	h->lookahead = on;
+}
+
+/* Accounts the queued calls. */
+static void drain(rt_hp *h)
+{
+	for (; h->nq; h->nq--, h->qhead = (h->qhead + 1) % LOOKAHEAD)
+		feed_now(h, h->qt, &h->q[h->qhead]);
+}
+
+void rt_hp_feed(rt_hp *h, rt_trace *t, const rt_call *c)
+{
+	if (c->args != RT_NONE)
+		rt_trace_release_args(t, c->args);
+	if (!h->lookahead) {
+		feed_now(h, t, c);
+		return;
+	}
+	if (h->nq && t != h->qt)
+		drain(h);
+	__builtin_prefetch(&h->blocks[home(h, c->res_id)]);
+	if (h->nq == LOOKAHEAD) {
+		feed_now(h, t, &h->q[h->qhead]);
+		h->qhead = (h->qhead + 1) % LOOKAHEAD;
+		h->nq--;
+	}
+	h->q[(h->qhead + h->nq++) % LOOKAHEAD] = *c;
+	h->qt = t;
+}
+
 void rt_hp_finish(rt_hp *h)
 {
+	drain(h);
 	h->sum.total.leaked = h->live;
 	h->sum.leaked_blocks = h->nlive - h->nout;
 	for (size_t i = 0; i < h->nsites; i++) {
