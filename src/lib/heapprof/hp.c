@@ -27,7 +27,7 @@
  * With a lookahead (rt_hp_set_lookahead), a call is queued for
  * LOOKAHEAD calls while its block's slot is prefetched: the slot's
  * cache miss was the cost of a call where the live blocks outgrow the
- * caches (python3: 300k blocks, 8 MB of slots; rt_hp_feed a third of
+ * caches (python3: over 100k blocks, 8 MB of slots; rt_hp_feed a third of
  * `rtrace convert --to callgrind`'s time). The order of the calls, and
  * so every figure, is the same. */
 #include "rtrace/heapprof.h"
@@ -110,8 +110,9 @@ static void tell(rt_hp *h, bool alloc, uint32_t si, uint64_t size, uint64_t born
 
 /* Slots for n blocks. A table of 2 MB or more is put in huge pages
  * where the kernel gives them on request: each call touches a random
- * slot, and with 4 KB pages each was also a TLB miss (python3: 16 MB of
- * slots, 4096 pages; the lookahead's prefetches waited on page walks). */
+ * slot, and with 4 KB pages each was also a TLB miss (python3: 8 MB of
+ * slots, 2048 pages; perf put half of rt_hp_feed's samples on the
+ * instruction after the lookahead's prefetch). */
 static block *alloc_slots(size_t n)
 {
 	const size_t huge = 2u << 20;
@@ -153,11 +154,11 @@ void rt_hp_free(rt_hp *h)
 }
 
 /* Fibonacci hashing: one multiplication, the top bits. Addresses are
- * 16-aligned and dense; the product's top bits spread them as well as
- * rt_mix64's two multiplications and three shifts did (same probe
- * lengths on churn and python3), at a third of the latency, which is on
- * the path to the slot's load: the table's cache miss is the cost of a
- * call (python3: 300k live blocks, 8 MB of slots, past L2). */
+ * 16-aligned and dense; the product's top bits spread them (Knuth's
+ * multiplicative hashing) at a third of rt_mix64's latency (two
+ * multiplications, three shifts), which is on the path to the slot's
+ * load: the table's cache miss is the cost of a call (python3: over
+ * 100k live blocks, 8 MB of slots, past L2). */
 static size_t home(const rt_hp *h, uint64_t addr)
 {
 	return (size_t)((addr * 0x9e3779b97f4a7c15ull) >> h->shift);
