@@ -285,6 +285,8 @@ static int read_profile(rt_trace *t, rt_hp *h, rt_hp_massif *m, const char *inpu
 	if (fd < 0)
 		cli_die("cannot open '%s': %s", input, strerror(errno));
 	sink s = {h, m, 0};
+	if (!m) /* massif samples the profile after every call */
+		rt_hp_set_lookahead(h, true);
 	rt_read_opts ro = {0, on_call, on_warning, &s};
 	rt_read_stats st;
 	rt_diag err;

@@ -31,6 +31,67 @@
 #define B "\t0x1002 g() at b.c:2\n\t0x2002 main() at m.c:10\n\n"
 #define C "\t0x1003\n\t0x2003\n\n"
 
+static void feed(void *ctx, rt_trace *t, const rt_call *c);
+
+/* Text of n calls in rounds: allocations of growing sizes from the three
+ * stacks, most freed a few calls later (temporary ones among them), every
+ * seventh kept, so that the live blocks outgrow the first block table. */
+static char *churn_body(int n)
+{
+	size_t cap = (size_t)n * 64 + 1, len = 0;
+	char *b = malloc(cap);
+	const char *st[] = {A, B, C};
+	for (int i = 1; i <= n; i++) {
+		unsigned addr = 0x100 + (unsigned)(i - 1) / 2 * 16;
+		if (i % 2)
+			len += (size_t)snprintf(b + len, cap - len, "%d. malloc(%d) = 0x%x\n%s", i, i % 97 + 1, addr, st[i % 3]);
+		else if ((i / 2) % 7)
+			len += (size_t)snprintf(b + len, cap - len, "%d. free(0x%x)\n\n", i, addr - (i % 6 ? 0 : 16));
+		else
+			len += (size_t)snprintf(b + len, cap - len, "%d. free(0x1)\n\n", i);
+	}
+	return b;
+}
+
+/* The profile of body, its calls queued (lookahead) or accounted at once. */
+static rt_hp *profile_ahead(const char *body, bool ahead, rt_trace **tp)
+{
+	size_t n = strlen(HEADER) + strlen(body) + 1;
+	char *buf = malloc(n);
+	snprintf(buf, n, "%s%s", HEADER, body);
+	rt_hp *h = rt_hp_new();
+	rt_hp_set_lookahead(h, ahead);
+	rt_trace *t = rt_trace_new();
+	rt_read_opts o = {0, feed, NULL, h};
+	rt_diag err;
+	assert_int_equal(rt_text_read_mem(t, buf, n - 1, "t.txt", &o, NULL, &err), 0);
+	rt_hp_finish(h);
+	free(buf);
+	*tp = t;
+	return h;
+}
+
+/* With the lookahead, the calls are accounted later but in order: the
+ * same summary and the same costs per site, across a table growth. */
+static void lookahead_same_profile(void **state)
+{
+	(void)state;
+	char *body = churn_body(6000);
+	rt_trace *t0, *t1;
+	rt_hp *h0 = profile_ahead(body, false, &t0), *h1 = profile_ahead(body, true, &t1);
+	const rt_hp_summary *s0 = rt_hp_get_summary(h0), *s1 = rt_hp_get_summary(h1);
+	assert_true(s0->total.allocations > 2000 && s0->total.temporary > 0 && s0->leaked_blocks > 400);
+	assert_memory_equal(s0, s1, sizeof *s0);
+	assert_int_equal(rt_hp_site_count(h0), rt_hp_site_count(h1));
+	for (size_t i = 0; i < rt_hp_site_count(h0); i++)
+		assert_memory_equal(&rt_hp_site_at(h0, i)->cost, &rt_hp_site_at(h1, i)->cost, sizeof(rt_hp_cost));
+	rt_hp_free(h0);
+	rt_hp_free(h1);
+	rt_trace_free(t0);
+	rt_trace_free(t1);
+	free(body);
+}
+
 static void feed(void *ctx, rt_trace *t, const rt_call *c)
 {
 	rt_hp_feed(ctx, t, c);
@@ -350,6 +411,7 @@ int main(void)
 		cmocka_unit_test(collapsed_stacks),
 		cmocka_unit_test(heaptrack_records),
 		cmocka_unit_test(series_buckets),
+		cmocka_unit_test(lookahead_same_profile),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,6 +40,17 @@ typedef struct idmap {
 	size_t n, cap;
 } idmap;
 
+/* A direct-mapped cache in front of an idmap for rt_bin_call_of: slot
+ * id % size holds id + 1 (0: empty) and its value. Ids never change
+ * value (a second, different definition is an error), so an entry
+ * never goes stale; fixed arrays, nothing to free. */
+#define RT_BIN_FN_CACHE 64
+#define RT_BIN_BT_CACHE 2048
+typedef struct idcache_slot {
+	uint64_t key1;
+	uint32_t val;
+} idcache_slot;
+
 /* Modules already in the model: slots hold the mmap index + 1. */
 typedef struct modset {
 	uint32_t *slots;
@@ -100,6 +111,7 @@ typedef struct rd {
 	uint32_t *heap;
 	size_t nheap;
 	idmap fns, bts, ctxs;
+	idcache_slot fn_cache[RT_BIN_FN_CACHE], bt_cache[RT_BIN_BT_CACHE];
 	uint8_t res[RT_MAX_RESOURCES + 1]; /* resource id -> res_type */
 	modset mods;
 	uint64_t gen, gen_since; /* MAPS records seen; first call index of the last */
@@ -109,6 +121,8 @@ typedef struct rd {
 	uint64_t start_sec, start_nsec;
 	bool tm_ok; /* tm_us is the local time of day of second tm_sec */
 	uint64_t tm_sec, tm_us;
+	bool stamp_ok; /* stamp_us is the time of day of a call at stamp_ns */
+	uint64_t stamp_ns, stamp_us;
 	rt_frame *frames;
 	size_t cframes;
 	char *tmp[2];

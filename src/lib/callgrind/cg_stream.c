@@ -67,6 +67,7 @@ cg_stream *cg_stream_new(void)
 	s->live = rt_trace_new();
 	s->leaks = rt_leaks_new();
 	s->hp = rt_hp_new();
+	rt_hp_set_lookahead(s->hp, true); /* read once finished */
 	return s;
 }
 
