@@ -132,6 +132,13 @@ enum { CLI_OPT_DEBUG_DIR = 0x1000, CLI_OPT_ROOT, CLI_OPT_NO_CACHE };
 	{0, "debug-dir", " DIR", CLI_OPT_DEBUG_DIR, debug_dir_help},        \
 	{0, "root", " DIR", CLI_OPT_ROOT, root_help},                      \
 	{0, "no-cache", NULL, CLI_OPT_NO_CACHE, no_cache_help}
+/* The resolver's options as the commands that resolve by default (heap,
+ * convert, report) offer them. */
+#define CLI_RESOLVE_DEFAULT_OPTIONS                                                      \
+	CLI_RESOLVE_OPTIONS("look for separate debug info in DIR too (repeatable)",          \
+			    "resolve against DIR, a copy of the traced machine's\n"           \
+			    "file system",                                                     \
+			    "no cache of inflated debug files")
 /* Takes getopt's result c when it is one of the resolver's options (arg:
  * its value); false when it is not. */
 bool cli_resolve_option(cli_resolve_opts *o, const char *cmd, int c, const char *arg);

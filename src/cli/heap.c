@@ -63,10 +63,7 @@ static const cli_option options[] = {
 	{0, "fail-if-grown", "=COST:AMOUNT", OPT_GROWN, "\nwith --diff, exit 3 when COST's total grew by\n"
 							"more than AMOUNT (a number, K, M, G, or N%)"},
 	{0, "no-resolve", NULL, OPT_NO_RESOLVE, "keep addresses unresolved"},
-	CLI_RESOLVE_OPTIONS("look for separate debug info in DIR too (repeatable)",
-			    "resolve against DIR, a copy of the traced machine's\n"
-			    "file system",
-			    "no cache of inflated debug files"),
+	CLI_RESOLVE_DEFAULT_OPTIONS,
 	CLI_QUIET_HELP_OPTIONS("no warnings"),
 };
 

@@ -31,10 +31,7 @@ static const cli_option options[] = {
 					  "(default 2; 0: the line alone)"},
 	{0, "max-rows", "=N", OPT_MAX_ROWS, "rows of a table at most (default 200)"},
 	{0, "no-resolve", NULL, OPT_NO_RESOLVE, "keep addresses unresolved"},
-	CLI_RESOLVE_OPTIONS("look for separate debug info in DIR too (repeatable)",
-			    "resolve against DIR, a copy of the traced machine's\n"
-			    "file system",
-			    "no cache of inflated debug files"),
+	CLI_RESOLVE_DEFAULT_OPTIONS,
 	CLI_QUIET_HELP_OPTIONS("no warnings"),
 };
 
