@@ -65,7 +65,7 @@ bool rt_memory_on(void) { return RT_LOAD(rt_mod_memory.on); }
 #define CALL_MAX (2 + 8 * CALL_VARINT_MAX)
 
 /* The fields every CALL record starts with, up to the resource. */
-static uint8_t *call_head(uint8_t *p, int type, uint64_t index, int kind, unsigned fn)
+static inline __attribute__((always_inline)) uint8_t *call_head(uint8_t *p, int type, uint64_t index, int kind, unsigned fn)
 {
 	uint64_t now = rt_opt.timestamps ? rt_now_ns() : 0;
 	uint64_t delta = now - (rt_t.last_ns ? rt_t.last_ns : start_ns);
@@ -78,7 +78,7 @@ static uint8_t *call_head(uint8_t *p, int type, uint64_t index, int kind, unsign
 }
 
 /* The fields after the function: resource, id, size, stack, contexts. */
-static uint8_t *call_tail(uint8_t *p, int kind, unsigned res, uint64_t res_id, uint64_t size, uint64_t bt)
+static inline __attribute__((always_inline)) uint8_t *call_tail(uint8_t *p, int kind, unsigned res, uint64_t res_id, uint64_t size, uint64_t bt)
 {
 	p = rt_put_varint(p, res);
 	p = rt_put_varint(p, res_id);
