@@ -101,6 +101,14 @@ cp "$(dirname "$RTRACE")/librtrace-preload.so" "$out/bin/librtrace-preload.so"
 RTRACE=$out/bin/rtrace
 PRELOAD=$out/bin/librtrace-preload.so
 
+# heaptrack opens heaptrack_gui after a run when it is installed (and with
+# no display the GUI aborts): a private copy of its script that does not
+ht_real=$(readlink -f "$(command -v heaptrack)")
+sed -e "s|^EXE_PATH=.*|EXE_PATH=$(dirname "$ht_real")|" \
+	-e 's|\[ -z "\$write_raw_data" \] && \[ -x "\$EXE_PATH/heaptrack_gui" \]|false|' "$ht_real" >"$out/bin/heaptrack"
+chmod +x "$out/bin/heaptrack"
+HEAPTRACK=$out/bin/heaptrack
+
 # --- workload inputs
 cc -O2 -g -pthread -o "$here/out/churn" "$here/churn.c"
 "$PY" "$here/gen_big_c.py" "$CC_FUNCS" >"$out/big.c"
@@ -176,11 +184,11 @@ run_argv() { # config workload tag: sets cmd_argv
 		;;
 	heaptrack)
 		rm -f "$out/ht-$w".*
-		cmd_argv=(bash -c 'ulimit -v "$0" && exec "$@"' "$HT_VMEM_KB" heaptrack -o "$out/ht-$w" "${prog_argv[@]}")
+		cmd_argv=(bash -c 'ulimit -v "$0" && exec "$@"' "$HT_VMEM_KB" "$HEAPTRACK" -o "$out/ht-$w" "${prog_argv[@]}")
 		;;
 	heaptrack-raw)
 		rm -f "$out/htr-$w".*
-		cmd_argv=(bash -c 'ulimit -v "$0" && exec "$@"' "$HT_VMEM_KB" heaptrack -r -o "$out/htr-$w" "${prog_argv[@]}")
+		cmd_argv=(bash -c 'ulimit -v "$0" && exec "$@"' "$HT_VMEM_KB" "$HEAPTRACK" -r -o "$out/htr-$w" "${prog_argv[@]}")
 		;;
 	memcheck) cmd_argv=(valgrind --tool=memcheck --leak-check=no --log-file="$out/vg-$w.log" "${prog_argv[@]}") ;;
 	esac
@@ -468,6 +476,9 @@ PYEOF
 	echo "  (by dso:)"
 	perf report -i "$out/perf-churn.data" --no-children --stdio --sort dso 2>/dev/null |
 		awk '/^ +[0-9.]+%/ { printf "  %7s  %s\n", $1, $2; if (++n == 6) exit }'
+	ns=$(perf report -i "$out/perf-churn.data" --no-children --stdio --sort comm 2>/dev/null | awk '/^# Event count/ { print $NF; exit }')
+	echo "  (per call record, by part of the tracer: bench/perf_events.py)"
+	"$PY" "$here/perf_events.py" "$out/perf-churn.txt" "$(awk -v n="${ns:-0}" 'BEGIN { print n / 1e9 }')" $((CHURN_N * 2))
 	echo "(full profile: perf report -i $out/perf-churn.data)"
 fi
 

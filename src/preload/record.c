@@ -82,7 +82,7 @@ bool rt_memory_on(void) { return RT_LOAD(rt_mod_memory.on); }
 /* The fields every CALL record starts with, up to the resource, for a
  * call made at `now`; dropped: the index of a release the lifetime
  * filter dropped just before it (0: none; format 1.5). */
-static uint8_t *call_head_at(uint8_t *p, int type, uint64_t index, int kind, unsigned fn, uint64_t now,
+static inline __attribute__((always_inline)) uint8_t *call_head_at(uint8_t *p, int type, uint64_t index, int kind, unsigned fn, uint64_t now,
 			     uint64_t dropped)
 {
 	uint64_t delta = now - (rt_t.last_ns ? rt_t.last_ns : start_ns);
@@ -96,13 +96,13 @@ static uint8_t *call_head_at(uint8_t *p, int type, uint64_t index, int kind, uns
 	return rt_put_varint(p, fn);
 }
 
-static uint8_t *call_head(uint8_t *p, int type, uint64_t index, int kind, unsigned fn)
+static inline __attribute__((always_inline)) uint8_t *call_head(uint8_t *p, int type, uint64_t index, int kind, unsigned fn)
 {
 	return call_head_at(p, type, index, kind, fn, rt_opt.timestamps ? rt_now_ns() : 0, 0);
 }
 
 /* The fields after the function: resource, id, size, stack, contexts. */
-static uint8_t *call_tail(uint8_t *p, int kind, unsigned res, uint64_t res_id, uint64_t size, uint64_t bt,
+static inline __attribute__((always_inline)) uint8_t *call_tail(uint8_t *p, int kind, unsigned res, uint64_t res_id, uint64_t size, uint64_t bt,
 			  uint32_t context)
 {
 	p = rt_put_varint(p, res);
