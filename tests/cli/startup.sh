@@ -23,9 +23,11 @@ f=$(ls true-*.rtrace)
 # a forked child starts its trace from its parent's module list: it reads
 # /proc/self/maps only for its own leak check at exit (the parent also
 # at its start), and its MODULE records are the parent's
-rm -f ./*.rtrace st
-strace -f -qq -e trace=pread64 -e signal=none -o st "$RTRACE" run -q -o "$TMP" -- "$PROGRAMS/tp_fork" > /dev/null 2>&1
-reads=$(grep -E 'pread64\([0-9]+, "[0-9a-f]+-[0-9a-f]+ ' st | awk '{ print $1 }' | sort | uniq -c | sort -n | awk '{ printf "%s ", $1 }')
+# (-ff: a file per process, so that no call is split into "unfinished"
+# and "resumed" halves when the processes run at once)
+rm -f ./*.rtrace st st.*
+strace -ff -qq -e trace=pread64 -e signal=none -o st "$RTRACE" run -q -o "$TMP" -- "$PROGRAMS/tp_fork" > /dev/null 2>&1
+reads=$(for f in st.*; do grep -cE '^pread64\([0-9]+, "[0-9a-f]+-[0-9a-f]+ ' "$f"; done | grep -v '^0$' | sort -n | awk '{ printf "%s ", $1 }')
 set -- $reads
 [ $# = 2 ] && [ "$1" -lt "$2" ] && ok || bad "tp_fork: /proc/self/maps reads per process: $reads"
 for f in tp_fork-*.rtrace; do "$RTRACE" postproc -i "$f" | grep '^:' > "$f.modules"; done
