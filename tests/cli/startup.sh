@@ -79,4 +79,15 @@ n=$(vm_reads "$PROGRAMS/tp_leaks")
 "$RTRACE" run -o "$TMP" -- "$PROGRAMS/tp_leaks" > /dev/null 2> err
 grep -q "definitely lost: [1-9]" err && ok || bad "tp_leaks: no leak found: $(cat err)"
 
+# the first segment of the trace is mapped without readahead: the first
+# write fault reads in one page, not the header and the whole first chunk
+# (the kernel's VmFlags "rr" in smaps: madvise MADV_RANDOM)
+rm -rf rr && mkdir rr
+"$RTRACE" run -q -o "$TMP/rr" -- cat /proc/self/smaps > smaps.out 2> err || bad "cat smaps failed: $(cat err)"
+flags=$(awk '/\/rr\/cat-[0-9]+\.rtrace/ { f = 1 } f && /^VmFlags/ { print; exit }' smaps.out)
+case "$flags" in
+*" rr"*) ok ;;
+*) bad "the trace's first segment is mapped with readahead: '$flags'" ;;
+esac
+
 finish
