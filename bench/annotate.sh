@@ -50,9 +50,7 @@ PY_SCALE=${PY_SCALE:-0.2}
 SEP_CALLERS=${SEP_CALLERS:-30}
 PY=${PY:-/usr/bin/python3} # Debian's, not a wrapper script on PATH
 OPTIONS=${OPTIONS-;--inclusive=yes --tree=both}
-for tool in "$RTRACE" "$PY" valgrind callgrind_annotate perl /usr/bin/time; do
-	command -v "$tool" > /dev/null || { echo "annotate.sh: $tool not found (scripts/setup.sh installs it)" >&2; exit 1; }
-done
+need_tools "$RTRACE" "$PY" valgrind callgrind_annotate perl /usr/bin/time
 CA=$(command -v callgrind_annotate)
 mkdir -p "$out"
 

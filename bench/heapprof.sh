@@ -36,9 +36,7 @@ if [ -n "${QUICK:-}" ]; then
 fi
 RUNS=${RUNS:-3}
 CHURN_N=${CHURN_N:-3000000}
-for tool in "$RTRACE" cc heaptrack heaptrack_print /usr/bin/time; do
-	command -v "$tool" > /dev/null || { echo "heapprof.sh: $tool not found (scripts/setup.sh installs it)" >&2; exit 1; }
-done
+need_tools "$RTRACE" cc heaptrack heaptrack_print /usr/bin/time
 rm -rf "$out"
 mkdir -p "$out/rt" "$out/ht"
 export RTRACE_CACHE_DIR=$out/cache

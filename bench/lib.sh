@@ -51,3 +51,10 @@ wall() {
 	e=$(date +%s.%N)
 	echo "$e - $s" | bc
 }
+
+need_tools() { # need_tools TOOL...: exits 1 naming the first one missing
+  local t
+  for t in "$@"; do
+    command -v "$t" > /dev/null || { echo "$(basename "$0"): $t not found (scripts/setup.sh installs it)" >&2; exit 1; }
+  done
+}

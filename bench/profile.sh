@@ -42,9 +42,7 @@ fi
 RUNS=${RUNS:-3}
 PY_SCALE=${PY_SCALE:-1.0}
 PY=${PY:-/usr/bin/python3}
-for tool in "$RTRACE" "$PY" heaptrack heaptrack_print callgrind_annotate /usr/bin/time; do
-	command -v "$tool" > /dev/null || { echo "profile.sh: $tool not found (scripts/setup.sh installs it)" >&2; exit 1; }
-done
+need_tools "$RTRACE" "$PY" heaptrack heaptrack_print callgrind_annotate /usr/bin/time
 rm -rf "$out"
 mkdir -p "$out/rt" "$out/ht"
 export RTRACE_CACHE_DIR=$out/cache

@@ -32,9 +32,7 @@ if [ -n "${QUICK:-}" ]; then
 fi
 RUNS=${RUNS:-3}
 CHURN_N=${CHURN_N:-2000000}
-for tool in "$RTRACE" cc chromium python3 /usr/bin/time; do
-	command -v "$tool" > /dev/null || { echo "report.sh: $tool not found (scripts/setup.sh installs it)" >&2; exit 1; }
-done
+need_tools "$RTRACE" cc chromium python3 /usr/bin/time
 rm -rf "$out"
 mkdir -p "$out/churn" "$out/py" "$out/ht"
 export RTRACE_CACHE_DIR=$out/cache

@@ -67,9 +67,7 @@ WORKLOADS=${WORKLOADS:-python dwarf}
 RUNS=${RUNS:-3}
 PY_SCALE=${PY_SCALE:-1.0}
 PY=${PY:-/usr/bin/python3} # Debian's, not a wrapper script on PATH
-for tool in "$RTRACE" addr2line eu-addr2line readelf python3 cc; do
-	command -v "$tool" > /dev/null || { echo "resolve.sh: $tool not found (scripts/setup.sh installs it)" >&2; exit 1; }
-done
+need_tools "$RTRACE" addr2line eu-addr2line readelf python3 cc
 rm -rf "$out" && mkdir -p "$out"
 
 bench_one() { # NAME COMMAND...: trace COMMAND, then time the tools
