@@ -644,23 +644,6 @@ static bool rec_leaksum(rd *r, stream *s)
 	return true;
 }
 
-/* CHECK: a leak check on demand and its totals (format 1.4). */
-static bool rec_check(rd *r, stream *s)
-{
-	rt_leak_check c = {0};
-	bool ok = get_v(r, s, &c.number) && get_v(r, s, &c.index) && get_u8(r, s, &c.mode) &&
-		  get_v(r, s, &c.checked) && get_v(r, s, &c.us);
-	for (int k = 1; ok && k <= RT_LEAK_KINDS; k++)
-		ok = get_v(r, s, &c.bytes[k]) && get_v(r, s, &c.blocks[k]);
-	if (!ok)
-		return false;
-	if (c.mode != RT_CHECK_FULL && c.mode != RT_CHECK_INCREASED)
-		return rt_bin_bad(r, off_of(r, s->rec), "expected mode 1 (full) or 2 (increased) in the CHECK record, found %u",
-				  c.mode);
-	rt_trace_add_check(r->t, &c);
-	return true;
-}
-
 /* The check numbered `number`, which the caller knows is there
  * (checks are sorted by number). */
 static rt_leak_check *check_by_number(rt_trace *t, uint64_t number)
@@ -675,6 +658,29 @@ static rt_leak_check *check_by_number(rt_trace *t, uint64_t number)
 			lo = mid;
 	}
 	return &c[lo];
+}
+
+/* CHECK: a leak check on demand and its totals (format 1.4). */
+static bool rec_check(rd *r, stream *s)
+{
+	rt_leak_check c = {0};
+	bool ok = get_v(r, s, &c.number) && get_v(r, s, &c.index) && get_u8(r, s, &c.mode) &&
+		  get_v(r, s, &c.checked) && get_v(r, s, &c.us);
+	for (int k = 1; ok && k <= RT_LEAK_KINDS; k++)
+		ok = get_v(r, s, &c.bytes[k]) && get_v(r, s, &c.blocks[k]);
+	if (!ok)
+		return false;
+	if (c.mode != RT_CHECK_FULL && c.mode != RT_CHECK_INCREASED)
+		return rt_bin_bad(r, off_of(r, s->rec), "expected mode 1 (full) or 2 (increased) in the CHECK record, found %u",
+				  c.mode);
+	/* loss records name their check by number: two checks of one number
+	 * would make theirs ambiguous */
+	size_t n = rt_trace_check_count(r->t);
+	if (n && check_by_number(r->t, c.number)->number == c.number)
+		return rt_bin_bad(r, off_of(r, s->rec), "expected a CHECK record numbered other than %" PRIu64
+				  " (a check of that number was read already)", c.number);
+	rt_trace_add_check(r->t, &c);
+	return true;
 }
 
 /* CHECKLOSS: one loss record of a check written before it (format 1.4). */
