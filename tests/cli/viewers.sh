@@ -19,15 +19,30 @@
 #                      profile's cmd: line) and no "Error" window opens;
 #                      the flat profile's cost bars drawn
 # Screenshots are xwd dumps of the root window read here (python3); about
-# 30 s for the nine windows. Skipped (77) when a viewer, Xvfb or xwd is
+# 30-60 s for the nine windows. Skipped (77) when a viewer, Xvfb or xwd is
 # missing (scripts/setup.sh installs them).
+# The X server is started here with -displayfd (it picks a free display
+# and tells which), not with xvfb-run -a, whose choice races with another
+# Xvfb starting at the same time (two test trees on one machine): the
+# loser's viewers then cannot connect.
 if [ -z "${VIEWERS_IN_X:-}" ]; then
-  for tool in xvfb-run dbus-run-session xwd xwininfo heaptrack_gui massif-visualizer kcachegrind heaptrack valgrind python3; do
+  for tool in Xvfb dbus-run-session xwd xwininfo heaptrack_gui massif-visualizer kcachegrind heaptrack valgrind python3; do
     command -v "$tool" > /dev/null || { echo "$tool is not installed: skipped"; exit 77; }
   done
-  VIEWERS_IN_X=1 xvfb-run -a -s "-screen 0 1400x950x24" dbus-run-session -- bash "$0" "$@" 2>&1 |
+  dfile=$(mktemp)
+  Xvfb -displayfd 3 -screen 0 1400x950x24 -nolisten tcp 3> "$dfile" 2> /dev/null &
+  xpid=$!
+  for ((i = 0; i < 100; i++)); do
+    [ -s "$dfile" ] && break
+    sleep 0.2
+  done
+  [ -s "$dfile" ] || { echo "FAIL: Xvfb did not start" >&2; kill "$xpid"; exit 1; }
+  DISPLAY=:$(head -1 "$dfile") VIEWERS_IN_X=1 dbus-run-session -- bash "$0" "$@" 2>&1 |
     grep -v 'dbus-daemon\[' # its note that it cannot raise its fd limit
-  exit "${PIPESTATUS[0]}"
+  rc=${PIPESTATUS[0]}
+  kill "$xpid" && wait "$xpid" 2> /dev/null
+  rm -f "$dfile"
+  exit "$rc"
 fi
 . "$(dirname "$0")/lib.sh"
 : "${PROGRAMS:?}"
@@ -86,20 +101,27 @@ drawn() {
 }
 
 # show TAG APP FILE [TEXT]: opens FILE in APP, waits for a window title
-# with TEXT (default: the file's name; or 20 s), then 2 s for it to draw,
+# with TEXT (default: the file's name; or 20 s), then for the screen to
+# settle (the same three dumps a second apart, or 40 s: the title comes
+# before the file is read, and a loaded machine takes seconds to draw),
 # and leaves TAG.shot (the screen), TAG.win (the windows' titles),
 # TAG.err (its stderr)
 show() {
-  local tag=$1 app=$2 file=$3 text=${4:-$(basename "$3")} i
+  local tag=$1 app=$2 file=$3 text=${4:-$(basename "$3")} i same=0 last= sum
   "$app" "$file" > "$tag.out" 2> "$tag.err" &
   local pid=$!
   for ((i = 0; i < 80; i++)); do
     xwininfo -root -tree 2> /dev/null | grep -qF "$text" && break
     sleep 0.25
   done
-  sleep 2
+  for ((i = 0; i < 40 && same < 2; i++)); do
+    sleep 1
+    xwd -root -silent > "$tag.shot"
+    sum=$(md5sum < "$tag.shot")
+    [ "$sum" = "$last" ] && same=$((same + 1)) || same=0
+    last=$sum
+  done
   xwininfo -root -tree | sed -n 's/^ *0x[0-9a-f]* "\(.*\)": .*/\1/p' > "$tag.win"
-  xwd -root -silent > "$tag.shot"
   kill "$pid" 2> /dev/null
   wait "$pid" 2> /dev/null
 }
