@@ -93,6 +93,23 @@ loaded() { # PATTERN PROGRAM [ARGS] -- RUN-OPTIONS: the PATTERN opens by PROGRAM
 "$RTRACE" run -q -o "$TMP" -- "$PROGRAMS/tp_cxx" > cxx.out 2>&1
 grep -q "bad_alloc caught" cxx.out && grep -q "cxx done" cxx.out && ok || bad "tp_cxx: $(cat cxx.out)"
 
+# a fork child creates its trace at its first record: one that execs at
+# once (a shell running a command) leaves no file, the program it execs
+# has its trace, and the report lists every process that recorded
+forkexec() { # MODE: the traces' leaks in use at exit, sorted
+  rm -rf fe && mkdir fe
+  "$RTRACE" run -o "$TMP/fe" --follow-children -- "$PROGRAMS/tp_forkexec" "$1" > /dev/null 2> fe.err ||
+    bad "tp_forkexec $1 failed: $(cat fe.err)"
+  for f in fe/*; do "$RTRACE" postproc -i "$f" 2> /dev/null | grep -c '^[0-9]*\. .*malloc' | tr '\n' ' '; done
+}
+calls=$(forkexec quiet)
+[ "$(ls fe | wc -l)" = 2 ] && [ "$calls" = "1 1 " ] && ok || bad "fork+exec, no call: traces $(ls fe), calls $calls"
+[ "$(grep -c 'trace written to' fe.err)" = 2 ] && grep -q 'in use at exit: 11 bytes' fe.err &&
+  grep -q 'in use at exit: 44 bytes' fe.err && ok || bad "fork+exec, no call: report $(cat fe.err)"
+calls=$(forkexec alloc)
+[ "$(ls fe | wc -l)" = 3 ] && [ "$calls" = "1 1 1 " ] && ok || bad "fork+exec, a call: traces $(ls fe), calls $calls"
+grep -q 'in use at exit: 33 bytes' fe.err && ok || bad "fork+exec, a call: the child's trace is not in the report: $(cat fe.err)"
+
 # a program that leaks: the roots are read, the verdicts are memcheck's
 n=$(vm_reads "$PROGRAMS/tp_leaks")
 [ "$n" -gt 0 ] && ok || bad "tp_leaks: no root memory read"
