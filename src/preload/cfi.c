@@ -26,6 +26,7 @@
 
 #if defined(__x86_64__)
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -181,6 +182,18 @@ void rt_cfi_rule_of(const rt_eh_row *row, rt_cfi_rule *r)
 	r->rbp_off = bp_kind == 1 ? (int16_t)bp_off : 0; /* undefined rbp: left as is */
 }
 
+/* The dynamic linker's code without call-frame information is its entry
+ * (_dl_start_user), the outermost frame of the library constructors it
+ * runs before main: the stack ends there, as libunwind ends it. Without
+ * this every constructor's allocation went to libunwind, which is then
+ * loaded (unwind.c) in most programs that link a library. */
+static bool in_ldso(uintptr_t pc)
+{
+	Dl_info di;
+	uintptr_t base = (uintptr_t)getauxval(AT_BASE);
+	return base && dladdr((void *)pc, &di) && (uintptr_t)di.dli_fbase == base;
+}
+
 static void read_rule(uintptr_t key, rule *r)
 {
 	r->kind = RULE_OTHER;
@@ -194,6 +207,8 @@ static void read_rule(uintptr_t key, rule *r)
 		r->cfa_off = cr.cfa_off;
 		r->ra_off = cr.ra_off;
 		r->rbp_off = cr.rbp_off;
+	} else if (m && in_ldso(key)) {
+		r->kind = RULE_END;
 	}
 	pthread_mutex_unlock(&reader.lock);
 }

@@ -132,9 +132,8 @@ static void atfork_child(void)
 	rt_leak_fork_child();
 	rt_leak_live_fork_child();
 	rt_cfi_atfork_child();
-	rt_writer_fork_child();
-	rt_t.busy = 1;
-	start_tracing();
+	rt_writer_fork_child(rt_write_preamble); /* the file at the first record */
+	update_active();
 	rt_t.busy = 0;
 }
 
@@ -183,7 +182,7 @@ void rt_finish(void)
 {
 	rt_t.busy = 1;
 	rt_life_flush();
-	if (RT_LOAD(rt_active))
+	if (RT_LOAD(rt_active) && !rt_writer_pending()) /* a fork child without records: no file */
 		rt_write_end();
 	RT_STORE(rt_active, 0);
 	rt_unwind_report();

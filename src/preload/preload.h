@@ -100,7 +100,11 @@ int rt_writer_open(void);
  * goes on untraced. file NULL after the exec failed: none does. */
 void rt_writer_exec(const char *file);
 void rt_writer_close(void);
-void rt_writer_fork_child(void);
+/* In a fork child: the parent's file let go; the child's is created at
+ * its first record, preamble() written first. */
+void rt_writer_fork_child(void (*preamble)(void));
+/* A fork child's file is still to be created (nothing recorded yet). */
+bool rt_writer_pending(void);
 /* The trace file's descriptor (-1: none); whether fd is it (the program
  * closing it gets EBADF, as it would without the tracer); moving it away
  * from a number the program is about to dup2 onto. */

@@ -9,6 +9,7 @@
 #include "pages.h"
 #include "cfi.h"
 
+#include <dlfcn.h>
 #include <link.h>
 #include <libunwind.h>
 #include <pthread.h>
@@ -64,11 +65,50 @@ static void make_key(void)
 	pthread_key_create(&cache_key, cache_free);
 }
 
-/* libunwind sets itself up on first use (a pipe to probe memory, moved
- * to high descriptors: ~27 system calls): only a process whose stacks
- * need it pays for it. */
-static pthread_once_t unw_once = PTHREAD_ONCE_INIT;
-static void unw_setup(void) { unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD); }
+/* libunwind is loaded (dlopen) at the first stack that needs it, not
+ * linked: with Debian's build it brings liblzma, ~0.26 ms of loading in
+ * every traced process (bench/README.md, "Per-process cost"), where most
+ * stacks never need it. It also sets itself up on first use (a pipe to
+ * probe memory, moved to high descriptors: ~27 system calls). A thread
+ * that finds another loading it does not wait (that thread may wait for
+ * ld.so's lock, which this one may hold, in a dlopen of the program):
+ * its stack is left empty. */
+enum { UNW_NONE, UNW_LOADING, UNW_READY, UNW_MISSING };
+static _Atomic int unw_state;
+static int (*unw_bt)(void **, int);
+
+#define UNW_STR_(x) #x
+#define UNW_STR(x) UNW_STR_(x)
+
+static void unw_load(void)
+{
+	void *h = dlopen(RTRACE_LIBUNWIND, RTLD_NOW | RTLD_LOCAL);
+	void (*policy)(unw_addr_space_t, unw_caching_policy_t) =
+		h ? (void (*)(unw_addr_space_t, unw_caching_policy_t))dlsym(h, UNW_STR(unw_set_caching_policy)) : NULL;
+	unw_addr_space_t *as = h ? (unw_addr_space_t *)dlsym(h, UNW_STR(unw_local_addr_space)) : NULL;
+	unw_bt = h ? (int (*)(void **, int))dlsym(h, "unw_backtrace") : NULL;
+	if (policy && as)
+		policy(*as, UNW_CACHE_PER_THREAD);
+	if (!unw_bt) {
+		static const char msg[] = "rtrace: cannot load " RTRACE_LIBUNWIND
+					  ": stacks the cached rules cannot read are left empty\n";
+		(void)!write(2, msg, sizeof msg - 1);
+	}
+	atomic_store(&unw_state, unw_bt ? UNW_READY : UNW_MISSING);
+}
+
+/* libunwind's unw_backtrace, or NULL (missing, or being loaded). */
+static int (*unw_get(void))(void **, int)
+{
+	int s = atomic_load(&unw_state), none = UNW_NONE;
+	if (RT_LIKELY(s == UNW_READY))
+		return unw_bt;
+	if (s == UNW_NONE && atomic_compare_exchange_strong(&unw_state, &none, UNW_LOADING)) {
+		unw_load();
+		return unw_bt;
+	}
+	return NULL;
+}
 
 void rt_btcache_reset(void)
 {
@@ -244,8 +284,8 @@ static void print_stack(const char *what, uint64_t id, const uintptr_t *ips, uin
  * OWN_FRAMES addresses. Inlined, so that it adds no frame of its own. */
 static inline __attribute__((always_inline)) uint64_t libunwind_stack(rt_btcache *c, uintptr_t *ips, int *n)
 {
-	pthread_once(&unw_once, unw_setup);
-	*n = unw_backtrace((void **)ips, (int)rt_opt.depth + OWN_FRAMES) - OWN_FRAMES;
+	int (*bt)(void **, int) = unw_get();
+	*n = bt ? bt((void **)ips, (int)rt_opt.depth + OWN_FRAMES) - OWN_FRAMES : 0;
 	if (*n <= 0)
 		return 0;
 	uint64_t h = rt_stack_hash(ips + OWN_FRAMES, *n);

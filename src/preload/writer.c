@@ -403,6 +403,37 @@ static uint8_t *chunk_new(void)
 	return c;
 }
 
+/* A forked child's file is created at its first record (open_late), not
+ * at the fork: bash's child of every command that execs at once, or a
+ * child that _exits, leaves no trace with nothing in it. Each traced
+ * process creating its file was 14-16% of the CPU of a traced shell loop
+ * (ext4_create; bench/README.md, "Per-process cost"). */
+static _Atomic int open_pending;
+static void (*late_preamble)(void);
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread int opening; /* this thread creates the file: its preamble's records go on */
+
+/* Creates the pending file and writes its preamble, once, for whichever
+ * thread records first (the others wait); returns nonzero when there is
+ * no file to write to. */
+static int open_late(void)
+{
+	if (opening)
+		return !have_file; /* the preamble, or a handler interrupting it */
+	pthread_mutex_lock(&open_lock);
+	if (atomic_load(&open_pending)) {
+		opening = 1;
+		if (rt_writer_open() == 0 && late_preamble)
+			late_preamble();
+		opening = 0;
+		atomic_store_explicit(&open_pending, 0, memory_order_release);
+	}
+	pthread_mutex_unlock(&open_lock);
+	return !have_file;
+}
+
+bool rt_writer_pending(void) { return atomic_load(&open_pending) != 0; }
+
 /* A thread's chunk from before a fork belongs to the parent's file. */
 static void tls_check_gen(void)
 {
@@ -432,6 +463,12 @@ uint8_t *rt_reserve(size_t n)
 {
 	tls_check_gen();
 	if (RT_UNLIKELY(!rt_t.chunk || rt_t.used + n > CHUNK_SIZE - CHUNK_HDR)) {
+		if (RT_UNLIKELY(atomic_load_explicit(&open_pending, memory_order_acquire)) && !rt_t.chunk) {
+			if (open_late())
+				return NULL;
+			if (rt_t.chunk && rt_t.used + n <= CHUNK_SIZE - CHUNK_HDR)
+				return rt_t.chunk + CHUNK_HDR + rt_t.used; /* after the preamble */
+		}
 		if (rt_t.chunk)
 			chunk_left();
 		rt_t.chunk = chunk_new();
@@ -608,11 +645,13 @@ void rt_writer_close(void)
 void rt_writer_lock(void) { pthread_mutex_lock(&grow_lock); }
 void rt_writer_unlock(void) { pthread_mutex_unlock(&grow_lock); }
 
-/* In a forked child: drop the parent's mappings and start a file of our
- * own; only the forking thread exists here. */
-void rt_writer_fork_child(void)
+/* In a forked child: drop the parent's mappings; a file of our own
+ * comes with the first record, which preamble() begins (open_late). Only
+ * the forking thread exists here. */
+void rt_writer_fork_child(void (*preamble)(void))
 {
 	pthread_mutex_init(&grow_lock, NULL);
+	pthread_mutex_init(&open_lock, NULL);
 	int old = own_fd, busy = rt_t.busy;
 	own_fd = -1; /* the parent's file */
 	rt_t.busy = 1;
@@ -633,4 +672,7 @@ void rt_writer_fork_child(void)
 	atomic_fetch_add(&writer_gen, 1);
 	atomic_store(&disabled_once, 0);
 	RT_STORE(rt_stopped, 0);
+	writer_pid = getpid(); /* this process's trace, before its file exists */
+	late_preamble = preamble;
+	atomic_store(&open_pending, 1);
 }

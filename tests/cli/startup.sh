@@ -58,20 +58,57 @@ else
   echo "strace -k (stack traces) is not supported here: pthread_getattr_np check skipped" >&2
 fi
 
-# the tracer brings into the program only itself, libc, libunwind (the
-# fallback unwinder) and libgcc_s (operator new's cleanups): no libdw,
-# libelf, libz, libbz2, and liblzma only as Debian's libunwind's own
+# the tracer brings into the program only itself and libc: libunwind (the
+# fallback unwinder, with Debian's liblzma) is loaded when a stack first
+# needs it, and operator new's interposers need no libgcc_s (no cleanups)
 lib=$BUILD_DIR/librtrace-preload.so
 needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
-[ "$needed" = "libc.so.6 libgcc_s.so.1 libunwind.so.8 " ] && ok || bad "the tracer needs: $needed"
-unw=$(ldd "$lib" | awk '/libunwind/ { print $3 }')
-for l in libdw libelf libz libbz2 liblzma; do
-  if ldd "$lib" | grep -q "^[[:space:]]*$l\.so"; then
-    [ "$l" = liblzma ] && ldd "$unw" | grep -q liblzma && continue
-    bad "the tracer loads $l: $(ldd "$lib" | tr '\n' ' ')"
-  fi
+[ "$needed" = "libc.so.6 " ] && ok || bad "the tracer needs: $needed"
+for l in libunwind libgcc_s libdw libelf libz libbz2 liblzma; do
+  ! ldd "$lib" | grep -q "^[[:space:]]*$l\.so" || bad "the tracer loads $l: $(ldd "$lib" | tr '\n' ' ')"
 done
 ok
+# a traced program whose stacks the cached rules read maps no libunwind
+# (tp_heapbook: a library constructor allocates before main, a stack that
+# ends in ld.so's entry, which has no call-frame information)...
+loaded() { # PATTERN PROGRAM [ARGS] -- RUN-OPTIONS: the PATTERN opens by PROGRAM's process
+  local pat=$1 prog=$2
+  shift 2
+  local args=()
+  while [ "$1" != -- ]; do args+=("$1"); shift; done
+  shift
+  rm -f ./*.rtrace st
+  strace -f -qq -e trace=execve,openat -o st "$RTRACE" run -q -o "$TMP" "$@" -- "$prog" "${args[@]}" > /dev/null 2>&1
+  # the program's process: the one that execs it (rtrace's own libraries are its own)
+  awk -v prog="$prog" -v pat="$pat" '$2 ~ /^execve/ && index($0, prog) { p[$1] = 1 }
+    p[$1] && $2 ~ /^openat/ && $0 ~ pat { n++ } END { print n + 0 }' st
+}
+[ "$(loaded 'libunwind|libgcc_s|liblzma' "$PROGRAMS/tp_heapbook" ties --)" = 0 ] && ok ||
+  bad "tp_heapbook: libunwind or libgcc_s loaded: $(grep -E 'unwind|gcc_s|lzma' st)"
+# ...and one that asks for libunwind gets it, with its stacks
+[ "$(loaded 'libunwind[.]so' "$PROGRAMS/tp_leaks" -- --unwinder libunwind)" -ge 1 ] && ok ||
+  bad "--unwinder libunwind: libunwind not loaded"
+"$RTRACE" postproc -i tp_leaks-*.rtrace 2> /dev/null | grep -q '^	0x' && ok || bad "--unwinder libunwind: no stacks"
+# operator new's failure is still std::bad_alloc, caught by the program
+"$RTRACE" run -q -o "$TMP" -- "$PROGRAMS/tp_cxx" > cxx.out 2>&1
+grep -q "bad_alloc caught" cxx.out && grep -q "cxx done" cxx.out && ok || bad "tp_cxx: $(cat cxx.out)"
+
+# a fork child creates its trace at its first record: one that execs at
+# once (a shell running a command) leaves no file, the program it execs
+# has its trace, and the report lists every process that recorded
+forkexec() { # MODE: the traces' leaks in use at exit, sorted
+  rm -rf fe && mkdir fe
+  "$RTRACE" run -o "$TMP/fe" --follow-children -- "$PROGRAMS/tp_forkexec" "$1" > /dev/null 2> fe.err ||
+    bad "tp_forkexec $1 failed: $(cat fe.err)"
+  for f in fe/*; do "$RTRACE" postproc -i "$f" 2> /dev/null | grep -c '^[0-9]*\. .*malloc' | tr '\n' ' '; done
+}
+calls=$(forkexec quiet)
+[ "$(ls fe | wc -l)" = 2 ] && [ "$calls" = "1 1 " ] && ok || bad "fork+exec, no call: traces $(ls fe), calls $calls"
+[ "$(grep -c 'trace written to' fe.err)" = 2 ] && grep -q 'in use at exit: 11 bytes' fe.err &&
+  grep -q 'in use at exit: 44 bytes' fe.err && ok || bad "fork+exec, no call: report $(cat fe.err)"
+calls=$(forkexec alloc)
+[ "$(ls fe | wc -l)" = 3 ] && [ "$calls" = "1 1 1 " ] && ok || bad "fork+exec, a call: traces $(ls fe), calls $calls"
+grep -q 'in use at exit: 33 bytes' fe.err && ok || bad "fork+exec, a call: the child's trace is not in the report: $(cat fe.err)"
 
 # a program that leaks: the roots are read, the verdicts are memcheck's
 n=$(vm_reads "$PROGRAMS/tp_leaks")
