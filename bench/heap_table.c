@@ -52,16 +52,17 @@ static void *worker(void *arg)
 	uint8_t *stream = malloc(STREAM), *w = stream;
 	void **mine = handoff[id], **theirs = handoff[cross ? (id + 1) % threads : id];
 	for (int k = 0; k < SLOTS; k++) {
-		mine[k] = malloc(16 + k);
+		void *p = malloc(16 + k);
 		if (with_table)
-			rt_heap_insert((uintptr_t)mine[k], 16 + (uint64_t)k, FN_MALLOC, 1, 1);
+			rt_heap_insert((uintptr_t)p, 16 + (uint64_t)k, FN_MALLOC, 1, 1);
+		__atomic_store_n(&mine[k], p, __ATOMIC_RELEASE);
 	}
 	for (long i = 0; i < iterations; i++) {
 		size_t k = (size_t)(i * 2654435761u) % SLOTS;
 		uint64_t index = atomic_fetch_add_explicit(&call_index, 1, memory_order_relaxed);
 		void *p = __atomic_exchange_n(&theirs[k], NULL, __ATOMIC_ACQ_REL);
 		rt_heap_blk blk;
-		if (p && with_table && rt_heap_remove((uintptr_t)p, FN_FREE, 0, true, &blk) != HEAP_OK)
+		if (p && with_table && rt_heap_remove((uintptr_t)p, FN_FREE, 0, 1, &blk) != HEAP_OK)
 			abort();
 		free(p);
 		memcpy(w, &index, 8), memcpy(w + 8, &p, 8), w[16] = 1; /* the record */
@@ -74,9 +75,16 @@ static void *worker(void *arg)
 		if (with_table)
 			rt_heap_insert((uintptr_t)p, n, FN_MALLOC, 1, index);
 		void *old = __atomic_exchange_n(&mine[k], p, __ATOMIC_ACQ_REL);
-		if (old && with_table && rt_heap_remove((uintptr_t)old, FN_FREE, 0, true, &blk) != HEAP_OK)
+		if (old && with_table && rt_heap_remove((uintptr_t)old, FN_FREE, 0, 1, &blk) != HEAP_OK)
 			abort();
 		free(old);
+	}
+	for (int k = 0; k < SLOTS; k++) { /* the next round starts empty */
+		void *p = __atomic_exchange_n(&mine[k], NULL, __ATOMIC_ACQ_REL);
+		rt_heap_blk blk;
+		if (p && with_table && rt_heap_remove((uintptr_t)p, FN_FREE, 0, 1, &blk) != HEAP_OK)
+			abort();
+		free(p);
 	}
 	free(stream);
 	return NULL;

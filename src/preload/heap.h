@@ -57,7 +57,7 @@ bool rt_heap_describe(uintptr_t p, rt_heap_blk *blk);
 void rt_heap_write_error(int kind, uint64_t index, int fn, uintptr_t p, uint64_t bt,
 			 const rt_heap_blk *blk);
 
-/* The exit scan takes every stripe, so that no thread is half-way
+/* The exit scan takes every part, so that no thread is half-way
  * through an update, and then reads the table directly. */
 void rt_heap_lock_all(void);
 void rt_heap_unlock_all(void);
