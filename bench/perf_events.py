@@ -18,7 +18,8 @@ PARTS = [
     ("unwinder (cfi.c walk and memo check, unwind.c)",
      lambda d, s: s in ("rt_cfi_backtrace", "unwind", "rt_backtrace", "table_get", "walk_fresh", "intern")),
     ("live-block table (heap.c)",
-     lambda d, s: (s.startswith("rt_heap_") and s != "rt_heap_bt") or s in ("st_ready", "st_delete", "rt_fn_family")),
+     lambda d, s: (s.startswith("rt_heap_") and s != "rt_heap_bt")
+     or s.split(".")[0] in ("st_ready", "st_delete", "st_grow", "rt_fn_family", "t_take", "t_insert", "remove_elsewhere", "front_claim")),
     ("record encoding (record.c: varints)",
      lambda d, s: s in ("call_head", "call_tail", "rt_record_call_bt", "rt_record_call")),
     ("chunk reserve and commit (writer.c)", lambda d, s: s in ("rt_reserve", "rt_commit")),

@@ -45,10 +45,11 @@ int rt_fn_family(int fn);
 /* Adds (or replaces) the block at p. */
 void rt_heap_insert(uintptr_t p, uint64_t size, int fn, uint64_t bt, uint64_t index);
 /* Removes the block at p for release function fn and checks the release;
- * on HEAP_MISMATCH *blk is the removed block. keep_freed: remember it in
- * the freed-blocks queue (not for the release half of a realloc that may
- * fail and put the block back). */
-int rt_heap_remove(uintptr_t p, int fn, uint64_t free_bt, bool keep_freed, rt_heap_blk *blk);
+ * on HEAP_MISMATCH *blk is the removed block. keep: remember it in the
+ * freed-blocks queue, as the keep-th release (the release's call index,
+ * 1 when untraced; 0: not kept, for the release half of a realloc that
+ * may fail and put the block back). */
+int rt_heap_remove(uintptr_t p, int fn, uint64_t free_bt, uint64_t keep, rt_heap_blk *blk);
 /* For an invalid release: the live block p points into, or the most
  * recently freed one it points into. False when none. */
 bool rt_heap_describe(uintptr_t p, rt_heap_blk *blk);
@@ -56,7 +57,7 @@ bool rt_heap_describe(uintptr_t p, rt_heap_blk *blk);
 void rt_heap_write_error(int kind, uint64_t index, int fn, uintptr_t p, uint64_t bt,
 			 const rt_heap_blk *blk);
 
-/* The exit scan takes every stripe, so that no thread is half-way
+/* The exit scan takes every part, so that no thread is half-way
  * through an update, and then reads the table directly. */
 void rt_heap_lock_all(void);
 void rt_heap_unlock_all(void);
@@ -84,7 +85,9 @@ void rt_heap_atfork_child(void);
  * table: holding (or taking) a lock of the live-block table. A release by
  * a signal handler then waits in deferred[] (the lock may be the one its
  * block needs, and the thread would wait for itself) until the table
- * operation ends. */
+ * operation ends; an allocation by a signal handler goes to the shared
+ * stripes, never to the thread's own part of the table (heap.c), which
+ * the thread may be holding. */
 #define RT_HEAP_DEFERRED 16
 typedef struct rt_heap_tls {
 	int depth;
@@ -93,6 +96,11 @@ typedef struct rt_heap_tls {
 	int table;
 	unsigned ndeferred;
 	uintptr_t deferred[RT_HEAP_DEFERRED];
+	/* heap.c: the thread's own part of the table (NULL: none yet, or
+	 * none to have: nofront), and its number */
+	struct rt_heap_table *front;
+	unsigned front_id;
+	int nofront;
 } rt_heap_tls;
 extern __thread rt_heap_tls rt_h __attribute__((tls_model("initial-exec")));
 void rt_leak_park_pending(void);
@@ -150,7 +158,7 @@ uint64_t rt_heap_bt(void);
  * table never saw. Releases of unknown blocks are then not reported. */
 extern _Atomic int rt_heap_quiet;
 /* Remembers a block a realloc moved away from as freed. */
-void rt_heap_note_freed(const rt_heap_blk *blk, int fn, uint64_t free_bt);
+void rt_heap_note_freed(const rt_heap_blk *blk, int fn, uint64_t free_bt, uint64_t index);
 /* Reports the error rt_heap_remove found (rc) as a HEAPERR record; *blk
  * is the removed block (mismatch) or rt_heap_describe's (invalid). */
 void rt_heap_error(int rc, uint64_t index, int fn, uintptr_t p, uint64_t bt, rt_heap_blk *blk);
@@ -216,7 +224,7 @@ static inline __attribute__((always_inline)) bool rt_heap_release(int fn, void *
 		return false;
 	}
 	if (rt_t.busy) {
-		rt_heap_remove((uintptr_t)p, fn, 0, false, &blk);
+		rt_heap_remove((uintptr_t)p, fn, 0, 0, &blk);
 		return true;
 	}
 	int err = errno;
@@ -224,7 +232,7 @@ static inline __attribute__((always_inline)) bool rt_heap_release(int fn, void *
 	bool traced = RT_LOAD(rt_active);
 	uint64_t index = traced ? rt_next_index() : 0;
 	uint64_t bt = traced && rt_opt.trace_frees ? rt_heap_bt() : 0;
-	int rc = rt_heap_remove((uintptr_t)p, fn, bt, true, &blk);
+	int rc = rt_heap_remove((uintptr_t)p, fn, bt, index ? index : 1, &blk);
 	bool pass = true;
 	if (traced && !(RT_UNLIKELY(rc == HEAP_INVALID) && RT_LOAD(rt_heap_quiet))) {
 		/* described before the unwinder (which allocates) may reuse p */

@@ -10,7 +10,7 @@
  * the tracer's. The check runs at the next safe point of any thread: the
  * entry of an interposed heap function (rt_heap_enter, one relaxed load
  * of that word on the hot path), when the thread is neither inside the
- * tracer (depth, busy) nor holding a stripe of the live-block table, so
+ * tracer (depth, busy) nor holding a part of the live-block table, so
  * it holds none of the allocator's locks or the tracer's, just as the
  * program calling malloc holds none of them; the call that found the
  * request is not yet made, so its block is not in the check. From there

@@ -154,7 +154,7 @@ static inline __attribute__((always_inline)) int realloc_check(int fn, void *old
 							       uint64_t *bt, rt_heap_blk *blk)
 {
 	uint64_t index = *indexp;
-	int rc = rt_heap_remove((uintptr_t)old, fn, 0, false, blk);
+	int rc = rt_heap_remove((uintptr_t)old, fn, 0, 0, blk);
 	if (rc == HEAP_INVALID && RT_LOAD(rt_heap_quiet))
 		index = 0; /* glibc's own memory at exit: not reported */
 	if (index && rc == HEAP_INVALID)
@@ -180,7 +180,7 @@ do_realloc(int fn, void *old, size_t n, void *(*call)(void *, size_t, size_t), s
 	if (!old || rt_t.busy) {
 		rt_heap_blk blk;
 		rt_heap_enter();
-		int rc = old ? rt_heap_remove((uintptr_t)old, fn, 0, false, &blk) : HEAP_INVALID;
+		int rc = old ? rt_heap_remove((uintptr_t)old, fn, 0, 0, &blk) : HEAP_INVALID;
 		void *p = call(old, n, m);
 		if (!p && size != 0 && rc != HEAP_INVALID) /* failed: the old block stays */
 			rt_heap_insert(blk.addr, blk.size, blk.alloc_fn, blk.alloc_bt, blk.index);
@@ -210,7 +210,7 @@ do_realloc(int fn, void *old, size_t n, void *(*call)(void *, size_t, size_t), s
 		if (index)
 			rt_record_call_bt(index, RT_TF_CALL_FREE, fn, (uint64_t)(uintptr_t)old, 0, bt);
 		if (rc != HEAP_INVALID && p != old)
-			rt_heap_note_freed(&blk, fn, bt);
+			rt_heap_note_freed(&blk, fn, bt, index ? index : 1);
 	} else if (rc != HEAP_INVALID) {
 		rt_heap_insert(blk.addr, blk.size, blk.alloc_fn, blk.alloc_bt, blk.index);
 	}
