@@ -6,7 +6,10 @@ call record (N x T x 2 events: a malloc and a free an iteration).
 
     perf_events.py REPORT.txt CPU_SECONDS EVENTS
 
-CPU_SECONDS is the profile's total (cpu-clock's event count / 1e9). See
+CPU_SECONDS is the profile's total (cpu-clock's event count / 1e9). Under
+`rtrace run`, report the program's process alone (`--comms churn
+--percentage relative`, as tracer.sh does): rtrace run's own threads
+(compressing, populating the trace's pages) are not the program's. See
 bench/README.md, "Allocation-heavy code: where each nanosecond goes"."""
 import re
 import sys
@@ -21,7 +24,8 @@ PARTS = [
      lambda d, s: (s.startswith("rt_heap_") and s != "rt_heap_bt") or s in ("st_ready", "st_delete", "rt_fn_family")),
     ("record encoding (record.c: varints)",
      lambda d, s: s in ("call_head", "call_tail", "rt_record_call_bt", "rt_record_call")),
-    ("chunk reserve and commit (writer.c)", lambda d, s: s in ("rt_reserve", "rt_commit")),
+    ("chunk reserve and commit (writer.c; inline since git fc18add: its new chunks)",
+     lambda d, s: s in ("rt_reserve", "rt_commit", "rt_reserve_slow", "chunk_new")),
     ("clock read (vdso clock_gettime)", lambda d, s: s in ("__vdso_clock_gettime", "rt_now_ns") + LIBC_TIME),
     ("atomic call index", lambda d, s: s == "rt_next_index"),
     ("interposers (malloc, free)", lambda d, s: (d.startswith("librtrace") or d.endswith(".so") and not d.startswith("lib")) and s in ("malloc", "free")),

@@ -13,7 +13,7 @@
 P=$PROGRAMS/tp_pagefaults
 cd "$TMP" || exit 1
 
-BURSTS=40 PAIRS=20000
+BURSTS=15 PAIRS=20000
 for threads in 1 2; do
   for mode in "" --compress=no; do
     name="$threads thread(s)${mode:+ $mode}"
