@@ -24,7 +24,7 @@ PARTS = [
      lambda d, s: (s.startswith("rt_heap_") and s != "rt_heap_bt") or s in ("st_ready", "st_delete", "rt_fn_family")),
     ("record encoding (record.c: varints)",
      lambda d, s: s in ("call_head", "call_tail", "rt_record_call_bt", "rt_record_call")),
-    ("chunk reserve and commit (writer.c; inline since git fc18add: its new chunks)",
+    ("reserve and commit (writer.c; inline since git fc18add)",
      lambda d, s: s in ("rt_reserve", "rt_commit", "rt_reserve_slow", "chunk_new")),
     ("clock read (vdso clock_gettime)", lambda d, s: s in ("__vdso_clock_gettime", "rt_now_ns") + LIBC_TIME),
     ("atomic call index", lambda d, s: s == "rt_next_index"),

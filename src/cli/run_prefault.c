@@ -28,6 +28,7 @@
  * thread takes no signal (rtrace run's main thread forwards them). */
 #define _GNU_SOURCE
 #include "run_prefault.h"
+#include "run_manifest.h"
 #include "format/run_env.h"
 #include "format/trace_format.h"
 
@@ -57,7 +58,7 @@
 
 typedef struct pf_file {
 	pid_t pid;
-	int fd;
+	int fd, wd;      /* wd: its inotify watch, or -1 */
 	uint32_t hs, cs; /* 0 until the header was read */
 	uint64_t next;   /* the first chunk not looked at yet */
 	uint8_t *map;    /* the window of chunks `win` (WINDOW bytes), or NULL */
@@ -83,8 +84,9 @@ static uint32_t get32(const uint8_t *p)
 	return v;
 }
 
-static void add_file(run_prefault *pf, pid_t pid, const char *path)
+static void add_file(void *arg, pid_t pid, const char *path)
 {
+	run_prefault *pf = arg;
 	char data[PATH_MAX + sizeof RT_RAW_SUFFIX];
 	snprintf(data, sizeof data, "%s%s", path, pf->raw_suffix ? RT_RAW_SUFFIX : "");
 	int fd = open(data, O_RDWR | O_CLOEXEC);
@@ -100,33 +102,14 @@ static void add_file(run_prefault *pf, pid_t pid, const char *path)
 		pf->f = f;
 		pf->cap = cap;
 	}
-	if (pf->in >= 0)
-		(void)inotify_add_watch(pf->in, data, IN_MODIFY);
-	pf->f[pf->n++] = (pf_file){pid, fd, 0, 0, 0, NULL, 0};
+	int wd = pf->in >= 0 ? inotify_add_watch(pf->in, data, IN_MODIFY) : -1;
+	pf->f[pf->n++] = (pf_file){pid, fd, wd, 0, 0, 0, NULL, 0};
 }
 
-/* New "PID PATH" entries of the manifest (each ended by a NUL), as
- * run_compress.c reads them. */
+/* New "PID PATH" entries of the manifest. */
 static void read_manifest(run_prefault *pf)
 {
-	char buf[8192];
-	int fd = open(pf->manifest, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ssize_t n;
-	while ((n = pread(fd, buf, sizeof buf - 1, pf->seen)) > 0) {
-		buf[n] = '\0';
-		char *p = buf, *end = buf + n;
-		for (char *nul; p < end && (nul = memchr(p, '\0', (size_t)(end - p))); p = nul + 1) {
-			char *sp = strchr(p, ' ');
-			if (sp && sp[1] && sp[1] != '!' && sp[1] != '>')
-				add_file(pf, (pid_t)atoi(p), sp + 1);
-		}
-		if (p == buf)
-			break;
-		pf->seen += p - buf;
-	}
-	close(fd);
+	run_manifest_read(pf->manifest, &pf->seen, add_file, pf);
 }
 
 static void unmap(pf_file *f)
@@ -134,6 +117,14 @@ static void unmap(pf_file *f)
 	if (f->map)
 		munmap(f->map, WINDOW);
 	f->map = NULL;
+}
+
+static void drop(run_prefault *pf, pf_file *f)
+{
+	unmap(f);
+	if (f->wd >= 0)
+		(void)inotify_rm_watch(pf->in, f->wd);
+	close(f->fd);
 }
 
 /* Faults chunk k of f in, unless a thread took it already. */
@@ -207,8 +198,7 @@ static void *run(void *arg)
 				i++;
 				continue;
 			}
-			unmap(&pf->f[i]);
-			close(pf->f[i].fd); /* watches go with their file */
+			drop(pf, &pf->f[i]);
 			pf->f[i] = pf->f[--pf->n];
 		}
 	} while (wait_change(pf));
@@ -255,10 +245,8 @@ void run_prefault_stop(run_prefault *pf)
 	}
 	if (pf->stop[0] >= 0)
 		close(pf->stop[0]);
-	for (size_t i = 0; i < pf->n; i++) {
-		unmap(&pf->f[i]);
-		close(pf->f[i].fd);
-	}
+	for (size_t i = 0; i < pf->n; i++)
+		drop(pf, &pf->f[i]);
 	if (pf->in >= 0)
 		close(pf->in);
 	free(pf->f);

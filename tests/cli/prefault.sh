@@ -6,14 +6,15 @@
 # fault of the program (later segments fault with readahead: mostly
 # minor ones); with it, a hundred or two per trace are left (the chunks
 # a thread takes the moment the file grows, before rtrace run's thread
-# sees it). Bound here: a quarter of the segment's pages. The trace reads
-# back whole either way.
+# sees it). Bound here: half the segment's pages (a busy machine may keep
+# rtrace run's thread from running for a while: the program sleeps after
+# each burst of records to let it). The trace reads back whole either way.
 . "$(dirname "$0")/lib.sh"
 : "${PROGRAMS:?}"
 P=$PROGRAMS/tp_pagefaults
 cd "$TMP" || exit 1
 
-BURSTS=15 PAIRS=20000
+BURSTS=200 PAIRS=1500 # a burst: less than a chunk a thread
 for threads in 1 2; do
   for mode in "" --compress=no; do
     name="$threads thread(s)${mode:+ $mode}"
@@ -28,7 +29,7 @@ for threads in 1 2; do
     [ "$calls" -ge "$want" ] && ok || bad "$name: $calls calls, expected $want and more"
     maj=$(awk '$1 == "majflt" { print $2 }' out)
     echo "prefault: $name: $maj major faults (2048 pages in the first segment)"
-    [ -n "$maj" ] && [ $((maj * 4)) -lt 2048 ] && ok || bad "$name: $maj major faults"
+    [ -n "$maj" ] && [ $((maj * 2)) -lt 2048 ] && ok || bad "$name: $maj major faults"
   done
 done
 
