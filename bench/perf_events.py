@@ -6,7 +6,10 @@ call record (N x T x 2 events: a malloc and a free an iteration).
 
     perf_events.py REPORT.txt CPU_SECONDS EVENTS
 
-CPU_SECONDS is the profile's total (cpu-clock's event count / 1e9). See
+CPU_SECONDS is the profile's total (cpu-clock's event count / 1e9). Under
+`rtrace run`, report the program's process alone (`--comms churn
+--percentage relative`, as tracer.sh does): rtrace run's own threads
+(compressing, populating the trace's pages) are not the program's. See
 bench/README.md, "Allocation-heavy code: where each nanosecond goes"."""
 import re
 import sys
@@ -22,7 +25,8 @@ PARTS = [
      or s.split(".")[0] in ("st_ready", "st_delete", "st_grow", "rt_fn_family", "t_take", "t_insert", "remove_elsewhere", "front_claim")),
     ("record encoding (record.c: varints)",
      lambda d, s: s in ("call_head", "call_tail", "rt_record_call_bt", "rt_record_call")),
-    ("chunk reserve and commit (writer.c)", lambda d, s: s in ("rt_reserve", "rt_commit")),
+    ("reserve and commit (writer.c; inline since git fc18add)",
+     lambda d, s: s in ("rt_reserve", "rt_commit", "rt_reserve_slow", "chunk_new")),
     ("clock read (vdso clock_gettime)", lambda d, s: s in ("__vdso_clock_gettime", "rt_now_ns") + LIBC_TIME),
     ("atomic call index", lambda d, s: s == "rt_next_index"),
     ("interposers (malloc, free)", lambda d, s: (d.startswith("librtrace") or d.endswith(".so") and not d.startswith("lib")) and s in ("malloc", "free")),

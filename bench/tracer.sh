@@ -439,13 +439,16 @@ fi
 # --- where rtrace's time goes on churn
 if [ "$PERF" = 1 ]; then
 	echo
-	echo "perf: traced churn ($CHURN_N x 1), self time, top 10 symbols ..."
+	echo "perf: traced churn ($CHURN_N x 1, the program's process), self time, top 10 symbols ..."
 	wait_idle
 	rm -rf "$out/perf-trace"
 	mkdir -p "$out/perf-trace"
-	perf record -q -F 4999 -o "$out/perf-churn.data" -- env RTRACE_DIR="$out/perf-trace" LD_PRELOAD="$PRELOAD" \
+	# under rtrace run (which populates the trace's pages from a thread of
+	# its own, src/cli/run_prefault.c), the program's samples only
+	perf record -q -F 4999 -o "$out/perf-churn.data" -- "$RTRACE" run -q -o "$out/perf-trace" -- \
 		"$here/out/churn" "$CHURN_N" 1 >/dev/null 2>"$out/perf-record.log"
-	perf report -i "$out/perf-churn.data" --no-children --stdio --sort dso,symbol >"$out/perf-churn.txt" 2>/dev/null
+	perf report -i "$out/perf-churn.data" --comms churn --percentage relative --no-children --stdio \
+		--sort dso,symbol >"$out/perf-churn.txt" 2>/dev/null
 	# Debian's libunwind has no symbol table for its internal functions, and
 	# perf then reports each sampled address on its own: add them up per
 	# function, with the function's bounds taken from .eh_frame
@@ -474,9 +477,9 @@ for (dso, sym), pct in sorted(rows.items(), key=lambda kv: -kv[1])[:10]:
     print("  %6.2f%%  %-44s %s" % (pct, sym, dso))
 PYEOF
 	echo "  (by dso:)"
-	perf report -i "$out/perf-churn.data" --no-children --stdio --sort dso 2>/dev/null |
+	perf report -i "$out/perf-churn.data" --comms churn --percentage relative --no-children --stdio --sort dso 2>/dev/null |
 		awk '/^ +[0-9.]+%/ { printf "  %7s  %s\n", $1, $2; if (++n == 6) exit }'
-	ns=$(perf report -i "$out/perf-churn.data" --no-children --stdio --sort comm 2>/dev/null | awk '/^# Event count/ { print $NF; exit }')
+	ns=$(perf report -i "$out/perf-churn.data" --comms churn --no-children --stdio --sort comm 2>/dev/null | awk '/^# Event count/ { print $NF; exit }')
 	echo "  (per call record, by part of the tracer: bench/perf_events.py)"
 	"$PY" "$here/perf_events.py" "$out/perf-churn.txt" "$(awk -v n="${ns:-0}" 'BEGIN { print n / 1e9 }')" $((CHURN_N * 2))
 	echo "(full profile: perf report -i $out/perf-churn.data)"

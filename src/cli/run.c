@@ -7,6 +7,7 @@
 #include "format/run_env.h"
 #include "run_report.h"
 #include "run_compress.h"
+#include "run_prefault.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -603,8 +604,10 @@ int cmd_run(int argc, char **argv)
 	while ((got = read(ep[0], &err, sizeof err)) < 0 && errno == EINTR)
 		;
 	close(ep[0]);
+	run_prefault *pf = run_prefault_start(manifest, o.compress != 0);
 	run_compress *z = o.compress ? run_compress_new(manifest, o.compress) : NULL;
 	int sig = 0, rc = wait_child(pid, &sig, z);
+	run_prefault_stop(pf);
 	if (z)
 		run_compress_finish(z);
 	if (sig) /* memcheck's "Process terminating with default action of signal" */

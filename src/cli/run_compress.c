@@ -20,6 +20,7 @@
  * the figures of each trace and the CPU time this process used. */
 #define _GNU_SOURCE
 #include "run_compress.h"
+#include "run_manifest.h"
 #include "cli.h"
 #include "format/run_env.h"
 #include "rtrace/binary.h"
@@ -84,27 +85,12 @@ static void start(run_compress *z, pid_t pid, const char *path)
 	z->t[z->n++] = (ztrace){pid, strdup(path), w};
 }
 
-/* New "PID PATH" entries of the manifest (each ended by a NUL). */
+static void on_entry(void *z, pid_t pid, const char *path) { start(z, pid, path); }
+
+/* New "PID PATH" entries of the manifest. */
 static void read_manifest(run_compress *z)
 {
-	char buf[8192];
-	int fd = open(z->manifest, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ssize_t n;
-	while ((n = pread(fd, buf, sizeof buf - 1, z->seen)) > 0) {
-		buf[n] = '\0';
-		char *p = buf, *end = buf + n;
-		for (char *nul; p < end && (nul = memchr(p, '\0', (size_t)(end - p))); p = nul + 1) {
-			char *sp = strchr(p, ' ');
-			if (sp && sp[1] && sp[1] != '!' && sp[1] != '>')
-				start(z, (pid_t)atoi(p), sp + 1);
-		}
-		if (p == buf)
-			break; /* an entry longer than buf, or cut short: later */
-		z->seen += p - buf;
-	}
-	close(fd);
+	run_manifest_read(z->manifest, &z->seen, on_entry, z);
 }
 
 /* The process is gone, or a zombie: its trace will not change. */

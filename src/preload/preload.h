@@ -123,10 +123,27 @@ int rt_writer_pid(void);
 void rt_writer_lock(void);
 void rt_writer_unlock(void);
 /* Reserves n bytes (at most RT_RESERVE_MAX, a chunk's payload) in this
- * thread's chunk; NULL when tracing stopped. */
+ * thread's chunk; NULL when tracing stopped. Inline: a bounds check on
+ * every record, the rest (a new chunk) in writer.c's rt_reserve_slow.
+ * rt_writer_gen changes in a forked child: the thread's chunk before it
+ * is the parent's. */
 #define RT_RESERVE_MAX (65536u - 16u)
-uint8_t *rt_reserve(size_t n);
-void rt_commit(uint8_t *end);
+extern _Atomic unsigned rt_writer_gen;
+uint8_t *rt_reserve_slow(size_t n);
+static inline uint8_t *rt_reserve(size_t n)
+{
+	if (RT_LIKELY(rt_t.chunk && rt_t.used + n <= RT_RESERVE_MAX &&
+		      rt_t.gen == atomic_load_explicit(&rt_writer_gen, memory_order_relaxed)))
+		return rt_t.chunk + RT_TF_CHUNK_HEADER + rt_t.used;
+	return rt_reserve_slow(n);
+}
+/* Ends the record reserved at end; readers of a killed process's file
+ * trust the chunk's `used`: it is published last. */
+static inline void rt_commit(uint8_t *end)
+{
+	rt_t.used = (uint32_t)(end - (rt_t.chunk + RT_TF_CHUNK_HEADER));
+	atomic_store_explicit((_Atomic uint32_t *)(rt_t.chunk + RT_TF_OFF_USED), rt_t.used, memory_order_release);
+}
 void rt_write_maps(void);
 void rt_disable(const char *why, int err);
 /* preload.c: ends the trace (END record, final file size) at exit. */

@@ -61,7 +61,7 @@ static pthread_mutex_t grow_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t *seg_base[MAX_SEGS];
 static _Atomic uint64_t next_chunk;  /* chunks handed out */
 static _Atomic uint64_t ready_chunks; /* chunks backed by disk and mapped */
-static _Atomic unsigned writer_gen = 1;
+_Atomic unsigned rt_writer_gen = 1;
 static _Atomic int disabled_once;
 /* chunks of each segment their threads have left */
 static _Atomic uint16_t seg_done[MAX_SEGS];
@@ -353,12 +353,13 @@ static void no_readahead(void *seg)
 
 /* Makes the next chunks ready: maps their segment (whole) and reserves
  * their blocks; only chunks backed by reserved blocks are handed out.
- * Called with grow_lock held. */
-static int grow(void)
+ * Called with grow_lock held. ahead: before the chunks are needed (see
+ * grow_ahead), when a failure is left for the growth that needs them. */
+static int grow(bool ahead)
 {
 	uint64_t ready = atomic_load(&ready_chunks), seg = ready / CHUNKS_PER_SEG;
 	if (seg >= MAX_SEGS)
-		return stop(RT_TF_STOP_MAX, 0), -1;
+		return ahead ? -1 : (stop(RT_TF_STOP_MAX, 0), -1);
 	int fd = trace_fd();
 	if (fd < 0)
 		return -1;
@@ -366,7 +367,7 @@ static int grow(void)
 		void *p = mmap(NULL, SEG_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 			       (off_t)(HDR_SIZE + seg * SEG_SIZE));
 		if (p == MAP_FAILED)
-			return stop(RT_TF_STOP_MAP, errno), -1;
+			return ahead ? -1 : (stop(RT_TF_STOP_MAP, errno), -1);
 		/* no readahead for the first segment: see no_readahead */
 		if (!seg)
 			no_readahead(p);
@@ -374,6 +375,8 @@ static int grow(void)
 	}
 	uint64_t n = grow_step(ready);
 	int err = n ? reserve(fd, ready, &n) : EFBIG;
+	if (err && ahead)
+		return -1;
 	if (err == EFBIG)
 		return stop(RT_TF_STOP_FSIZE, 0), -1;
 	if (err)
@@ -382,13 +385,36 @@ static int grow(void)
 	return 0;
 }
 
+/* Once the trace is past its first segment, the next segment is reserved
+ * while GROW_AHEAD chunks of the current one are left, instead of when a
+ * thread needs its first chunk: `rtrace run` (src/cli/run_prefault.c)
+ * puts a reserved chunk's pages in the page cache before a thread takes
+ * it, which it cannot do for a chunk taken the moment it is reserved
+ * (4 threads took a tenth of their chunks faulting that way). A trace
+ * that ends without cutting its file (exec, SIGKILL) then leaves at most
+ * one segment more than it filled. Not waiting: a thread that finds the
+ * lock taken goes on, and a failure here is the later growth's to say. */
+#define GROW_AHEAD 16u
+static void grow_ahead(uint64_t i, uint64_t ready)
+{
+	if (ready < CHUNKS_PER_SEG || ready - i > GROW_AHEAD || RT_LOAD(rt_stopped) ||
+	    pthread_mutex_trylock(&grow_lock))
+		return;
+	if (atomic_load(&ready_chunks) == ready)
+		(void)grow(true);
+	pthread_mutex_unlock(&grow_lock);
+}
+
 static uint8_t *chunk_new(void)
 {
 	uint64_t i = atomic_fetch_add(&next_chunk, 1);
-	if (i >= atomic_load_explicit(&ready_chunks, memory_order_acquire)) {
+	uint64_t ready = atomic_load_explicit(&ready_chunks, memory_order_acquire);
+	if (i < ready)
+		grow_ahead(i, ready);
+	else {
 		pthread_mutex_lock(&grow_lock);
 		while (!RT_LOAD(rt_stopped) && i >= atomic_load(&ready_chunks))
-			if (grow())
+			if (grow(false))
 				break;
 		pthread_mutex_unlock(&grow_lock);
 		if (i >= atomic_load_explicit(&ready_chunks, memory_order_acquire))
@@ -437,7 +463,7 @@ bool rt_writer_pending(void) { return atomic_load(&open_pending) != 0; }
 /* A thread's chunk from before a fork belongs to the parent's file. */
 static void tls_check_gen(void)
 {
-	unsigned gen = atomic_load_explicit(&writer_gen, memory_order_relaxed);
+	unsigned gen = atomic_load_explicit(&rt_writer_gen, memory_order_relaxed);
 	if (RT_UNLIKELY(rt_t.gen != gen)) {
 		rt_t.gen = gen;
 		rt_t.chunk = NULL;
@@ -459,7 +485,9 @@ static void chunk_left(void)
 		madvise(seg_base[seg], SEG_SIZE, MADV_DONTNEED);
 }
 
-uint8_t *rt_reserve(size_t n)
+/* rt_reserve's way out (preload.h): the thread's first chunk, the next
+ * one when this one is full, a new one in a forked child. */
+uint8_t *rt_reserve_slow(size_t n)
 {
 	tls_check_gen();
 	if (RT_UNLIKELY(!rt_t.chunk || rt_t.used + n > CHUNK_SIZE - CHUNK_HDR)) {
@@ -477,13 +505,6 @@ uint8_t *rt_reserve(size_t n)
 			return NULL;
 	}
 	return rt_t.chunk + CHUNK_HDR + rt_t.used;
-}
-
-void rt_commit(uint8_t *end)
-{
-	rt_t.used = (uint32_t)(end - (rt_t.chunk + CHUNK_HDR));
-	/* readers of a killed process's file trust `used`: publish it last */
-	atomic_store_explicit((_Atomic uint32_t *)(rt_t.chunk + RT_TF_OFF_USED), rt_t.used, memory_order_release);
 }
 
 uint8_t *rt_put_str(uint8_t *p, const char *s, size_t n)
@@ -669,7 +690,7 @@ void rt_writer_fork_child(void (*preamble)(void))
 	have_file = 0;
 	atomic_store(&next_chunk, 0);
 	atomic_store(&ready_chunks, 0);
-	atomic_fetch_add(&writer_gen, 1);
+	atomic_fetch_add(&rt_writer_gen, 1);
 	atomic_store(&disabled_once, 0);
 	RT_STORE(rt_stopped, 0);
 	writer_pid = getpid(); /* this process's trace, before its file exists */
