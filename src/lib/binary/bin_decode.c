@@ -9,6 +9,9 @@
  * looked up (rt_bin_call_of) when the merger delivers it in index order,
  * since another thread's definition may come later in the file.
  *
+ * A CALL, nearly every record, skips the table and, where its chunk has
+ * room for the longest CALL, the bound checks of its fields.
+ *
  * Every error names the byte offset and what was expected there, and
  * ends the stream (the merger decides when to report it). Strings become
  * model strings with control bytes shown as '?', since the text protocol

@@ -12,8 +12,15 @@
  *     walks the chunk headers forward once more and queues each chunk for
  *     its thread, so finding a thread's next chunk takes no search.
  *
+ * A stream keeps the turn while its next call still comes first, so the
+ * heap is only touched where threads interleave (a push and a pop were
+ * 11-15 ns of a call's ~60 on churn), and not at all for one thread.
+ *
  * Memory follows the number of threads (and of distinct stacks, functions
- * and modules), not the length of the trace: one call per thread waits.
+ * and modules), not the length of the trace: one call per thread waits. A
+ * mapped file's chunks are given back to the kernel once read, and the
+ * passes over chunk headers read them with pread, so that the resident
+ * size of a raw trace is not the file's (churn: 110 MB before, 16 after).
  *
  * Errors keep the delivered calls a prefix of the trace in index order: a
  * thread whose stream breaks becomes a heap entry keyed by the lowest index
@@ -428,8 +435,9 @@ static uint64_t key_of(const stream *s)
 	return s->failed ? s->bound : s->h.c.index;
 }
 
-/* Heap order: smallest index; an error before a call of the same index. */
-static bool before(const rd *r, uint32_t a, uint32_t b)
+/* Heap order: smallest index; an error before a call of the same index.
+ * Inlined: the merge asks it once a call (is the stream's run over?). */
+static inline __attribute__((always_inline)) bool before(const rd *r, uint32_t a, uint32_t b)
 {
 	const stream *x = &r->s[a], *y = &r->s[b];
 	uint64_t kx = key_of(x), ky = key_of(y);
@@ -704,9 +712,10 @@ static int read_slurp(rt_trace *t, int fd, const char *name, const rt_read_opts 
 /* A regular file is mapped read-only rather than read in chunks: the
  * merge visits each thread's chunks in its own order and so hops across
  * the file, which with a map is pointer arithmetic; the kernel pages the
- * chunks in on demand and can drop them again (clean file pages), so the
- * resident size does not have to follow the file's. Reading instead would
- * need a chunk buffer and a pread per thread for the same access pattern.
+ * chunks in on demand, and the merge gives each back once read
+ * (release_chunk), so the resident size does not follow the file's.
+ * Reading instead would need a chunk buffer and a pread per thread for
+ * the same access pattern.
  * The cost: a file that shrinks while it is mapped raises SIGBUS. The
  * tracer only grows its file while the program runs, so a live trace maps
  * safely at its current size, except across the program's clean exit,
