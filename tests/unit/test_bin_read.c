@@ -301,6 +301,24 @@ static void calls_appended_without_callback(void **state)
 
 /* Threads write calls with pseudo-random interleaving into small chunks;
  * the reader hands them out in index order. */
+/* Reads bf: n calls in index order, call i of thread k (its size) at
+ * address i with a stack whose frame is unit * (k + 1). */
+static void read_merged(const bfile *bf, size_t n, uint64_t unit)
+{
+	rt_trace *t = rt_trace_new();
+	seen s = {0};
+	read_ok(t, bf, 0, &s);
+	assert_int_equal(s.n, n);
+	for (size_t i = 0; i < s.n; i++) {
+		assert_int_equal(s.calls[i].index, i + 1);
+		assert_int_equal(s.calls[i].res_id, i + 1);
+		const rt_frame *f = rt_trace_bt_frames(t, s.calls[i].bt);
+		assert_int_equal(f[0].addr, unit * (s.calls[i].size + 1));
+	}
+	seen_free(&s);
+	rt_trace_free(t);
+}
+
 static void threads_merged_in_index_order(void **state)
 {
 	(void)state;
@@ -326,18 +344,7 @@ static void threads_merged_in_index_order(void **state)
 		}
 		enc_call(&bf, &th[k], i, 10, ALLOC, FN_MALLOC, 1, i, (uint64_t)k, (uint64_t)k + 1, 0);
 	}
-	rt_trace *t = rt_trace_new();
-	seen s = {0};
-	read_ok(t, &bf, 0, &s);
-	assert_int_equal(s.n, NCALLS);
-	for (size_t i = 0; i < s.n; i++) {
-		assert_int_equal(s.calls[i].index, i + 1);
-		assert_int_equal(s.calls[i].res_id, i + 1);
-		const rt_frame *f = rt_trace_bt_frames(t, s.calls[i].bt);
-		assert_int_equal(f[0].addr, 0x1000 * (s.calls[i].size + 1));
-	}
-	seen_free(&s);
-	rt_trace_free(t);
+	read_merged(&bf, NCALLS, 0x1000);
 	be_free(&bf.f);
 }
 
@@ -670,6 +677,15 @@ static void expect_error(const bfile *bf, size_t len, size_t off, const char *wa
 
 /* --- the fast paths: a stream's run, CALL fields with room, mapped files --- */
 
+/* A trace of nt threads (tids tid0...), the first writing the preamble. */
+static void threads_init(bfile *bf, uint32_t chunk, bthread *th, int nt, uint32_t tid0)
+{
+	bf_init(bf, chunk, 1);
+	for (int i = 0; i < nt; i++)
+		th[i] = bf_thread(tid0 + (uint32_t)i);
+	preamble(bf, &th[0], 0);
+}
+
 /* Threads in bursts whose runs cross chunk boundaries and interleave:
  * the merge lets a stream keep its turn only while its next call comes
  * first. Wrong there, calls would come out of index order. */
@@ -678,11 +694,8 @@ static void runs_of_threads_keep_index_order(void **state)
 	(void)state;
 	enum { NT = 3, NCALLS = 20000 };
 	bfile bf;
-	bf_init(&bf, 8192, 1);
 	bthread th[NT];
-	for (int i = 0; i < NT; i++)
-		th[i] = bf_thread(20 + (uint32_t)i);
-	preamble(&bf, &th[0], 0);
+	threads_init(&bf, 8192, th, NT, 20);
 	for (int k = 0; k < NT; k++) {
 		uint64_t frame = 0x2000 * (uint64_t)(k + 1);
 		enc_bt(&bf, &th[k], (uint64_t)k + 1, 1, &frame);
@@ -698,23 +711,14 @@ static void runs_of_threads_keep_index_order(void **state)
 		left--;
 		enc_call(&bf, &th[k], i, 10, ALLOC, FN_MALLOC, 1, i, (uint64_t)k, (uint64_t)k + 1, 0);
 	}
-	rt_trace *t = rt_trace_new();
-	seen s = {0};
-	read_ok(t, &bf, 0, &s);
-	assert_int_equal(s.n, NCALLS);
-	for (size_t i = 0; i < s.n; i++) {
-		assert_int_equal(s.calls[i].index, i + 1);
-		const rt_frame *f = rt_trace_bt_frames(t, s.calls[i].bt);
-		assert_int_equal(f[0].addr, 0x2000 * (s.calls[i].size + 1));
-	}
-	seen_free(&s);
-	rt_trace_free(t);
+	read_merged(&bf, NCALLS, 0x2000);
 	/* a thread's run that breaks off (a bad record in its third chunk):
 	 * every call before the break is delivered, in order, then the error */
 	size_t cut = chunk_off(&bf, 10) + 16 + 1; /* the 11th chunk's first record */
 	uint8_t was = bf.f.b[cut - 1];
 	bf.f.b[cut - 1] = 0xee; /* no record type */
-	t = rt_trace_new();
+	rt_trace *t = rt_trace_new();
+	seen s = {0};
 	rt_diag err;
 	assert_int_equal(read_bf(t, &bf, &s, &err), -1);
 	assert_non_null(strstr(err.msg, "expected a record type"));
@@ -851,11 +855,8 @@ static void mapped_file_reads_as_memory(void **state)
 	(void)state;
 	enum { NT = 3, NCALLS = 6000 };
 	bfile bf;
-	bf_init(&bf, 16384, 1);
 	bthread th[NT];
-	for (int i = 0; i < NT; i++)
-		th[i] = bf_thread(30 + (uint32_t)i);
-	preamble(&bf, &th[0], 0);
+	threads_init(&bf, 16384, th, NT, 30);
 	uint32_t x = 99;
 	for (uint64_t i = 1; i <= NCALLS; i++) {
 		x = x * 1103515245 + 12345;
