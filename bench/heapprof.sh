@@ -64,7 +64,7 @@ else
 	(cd "$out/ht" && heaptrack -o "$out/ht/churn" "$out/churn" "$CHURN_N" 1 > /dev/null 2>&1)
 fi
 trace=$(ls "$out"/rt/*.rtrace)
-data=$(ls "$out"/ht/churn*)
+data=$(ls "$out"/ht/* | head -1) # churn.zst or py.zst
 
 declare -A cmds times mems cpus
 cmds[rt_report]="$RTRACE heap -q $trace"
