@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -300,6 +301,24 @@ static void calls_appended_without_callback(void **state)
 
 /* Threads write calls with pseudo-random interleaving into small chunks;
  * the reader hands them out in index order. */
+/* Reads bf: n calls in index order, call i of thread k (its size) at
+ * address i with a stack whose frame is unit * (k + 1). */
+static void read_merged(const bfile *bf, size_t n, uint64_t unit)
+{
+	rt_trace *t = rt_trace_new();
+	seen s = {0};
+	read_ok(t, bf, 0, &s);
+	assert_int_equal(s.n, n);
+	for (size_t i = 0; i < s.n; i++) {
+		assert_int_equal(s.calls[i].index, i + 1);
+		assert_int_equal(s.calls[i].res_id, i + 1);
+		const rt_frame *f = rt_trace_bt_frames(t, s.calls[i].bt);
+		assert_int_equal(f[0].addr, unit * (s.calls[i].size + 1));
+	}
+	seen_free(&s);
+	rt_trace_free(t);
+}
+
 static void threads_merged_in_index_order(void **state)
 {
 	(void)state;
@@ -325,18 +344,7 @@ static void threads_merged_in_index_order(void **state)
 		}
 		enc_call(&bf, &th[k], i, 10, ALLOC, FN_MALLOC, 1, i, (uint64_t)k, (uint64_t)k + 1, 0);
 	}
-	rt_trace *t = rt_trace_new();
-	seen s = {0};
-	read_ok(t, &bf, 0, &s);
-	assert_int_equal(s.n, NCALLS);
-	for (size_t i = 0; i < s.n; i++) {
-		assert_int_equal(s.calls[i].index, i + 1);
-		assert_int_equal(s.calls[i].res_id, i + 1);
-		const rt_frame *f = rt_trace_bt_frames(t, s.calls[i].bt);
-		assert_int_equal(f[0].addr, 0x1000 * (s.calls[i].size + 1));
-	}
-	seen_free(&s);
-	rt_trace_free(t);
+	read_merged(&bf, NCALLS, 0x1000);
 	be_free(&bf.f);
 }
 
@@ -665,6 +673,234 @@ static void expect_error(const bfile *bf, size_t len, size_t off, const char *wa
 		assert_int_equal(s.calls[i].index, i + 1);
 	seen_free(&s);
 	rt_trace_free(t);
+}
+
+/* --- the fast paths: a stream's run, CALL fields with room, mapped files --- */
+
+/* A trace of nt threads (tids tid0...), the first writing the preamble. */
+static void threads_init(bfile *bf, uint32_t chunk, bthread *th, int nt, uint32_t tid0)
+{
+	bf_init(bf, chunk, 1);
+	for (int i = 0; i < nt; i++)
+		th[i] = bf_thread(tid0 + (uint32_t)i);
+	preamble(bf, &th[0], 0);
+}
+
+/* Threads in bursts whose runs cross chunk boundaries and interleave:
+ * the merge lets a stream keep its turn only while its next call comes
+ * first. Wrong there, calls would come out of index order. */
+static void runs_of_threads_keep_index_order(void **state)
+{
+	(void)state;
+	enum { NT = 3, NCALLS = 20000 };
+	bfile bf;
+	bthread th[NT];
+	threads_init(&bf, 8192, th, NT, 20);
+	for (int k = 0; k < NT; k++) {
+		uint64_t frame = 0x2000 * (uint64_t)(k + 1);
+		enc_bt(&bf, &th[k], (uint64_t)k + 1, 1, &frame);
+	}
+	uint32_t x = 777;
+	int k = 0, left = 0;
+	for (uint64_t i = 1; i <= NCALLS; i++) {
+		if (!left) { /* a run of 1 to 200 calls of one thread */
+			x = x * 1103515245 + 12345;
+			k = (int)((x >> 16) % NT);
+			left = 1 + (int)((x >> 8) % 200);
+		}
+		left--;
+		enc_call(&bf, &th[k], i, 10, ALLOC, FN_MALLOC, 1, i, (uint64_t)k, (uint64_t)k + 1, 0);
+	}
+	read_merged(&bf, NCALLS, 0x2000);
+	/* a thread's run that breaks off (a bad record in its third chunk):
+	 * every call before the break is delivered, in order, then the error */
+	size_t cut = chunk_off(&bf, 10) + 16 + 1; /* the 11th chunk's first record */
+	uint8_t was = bf.f.b[cut - 1];
+	bf.f.b[cut - 1] = 0xee; /* no record type */
+	rt_trace *t = rt_trace_new();
+	seen s = {0};
+	rt_diag err;
+	assert_int_equal(read_bf(t, &bf, &s, &err), -1);
+	assert_non_null(strstr(err.msg, "expected a record type"));
+	for (size_t i = 0; i < s.n; i++)
+		assert_int_equal(s.calls[i].index, i + 1);
+	assert_true(s.n > 0 && s.n < NCALLS);
+	bf.f.b[cut - 1] = was;
+	seen_free(&s);
+	rt_trace_free(t);
+	be_free(&bf.f);
+}
+
+/* A CALL record read with room to spare in its chunk (no bound checked
+ * per field) and the same record as the chunk's last bytes (every field
+ * checked) give the same call or the same error at the same offset. */
+static void call_fields_with_and_without_room(void **state)
+{
+	(void)state;
+	static const uint8_t max[] = {8, 2, 0, 1, 1, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01,
+				      0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0, 0};
+	static const uint8_t eleven[] = {8, 2, 0, 1, 1, 1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01};
+	static const uint8_t big[] = {8, 2, 0, 1, 1, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02};
+	static const uint8_t kind[] = {8, 2, 0, 3, 1, 1, 0x10, 0, 0};
+	static const uint8_t order[] = {8, 1, 0, 1, 1, 1, 0x10, 4, 0, 0};
+	static const uint8_t ctx[] = {8, 2, 0, 2, 1, 1, 0x10, 0, 0x80, 0x80, 0x80, 0x80, 0x10};
+	const struct { const uint8_t *p; size_t n; size_t at; const char *want; } bad[] = {
+		{eleven, sizeof eleven, 6, "varint of at most 10 bytes"},
+		{big, sizeof big, 6, "varint below 2^64"},
+		{kind, sizeof kind, 0, "call kind 1 (alloc) or 2 (free)"},
+		{order, sizeof order, 0, "call index above 1"},
+		{ctx, sizeof ctx, 0, "32-bit context mask"},
+	};
+	for (int room = 0; room < 2; room++) {
+		bfile bf;
+		bthread a;
+		simple(&bf, &a, 4096, 1);
+		enc_raw(&bf, &a, max, sizeof max);
+		for (uint64_t i = 3; room && i < 20; i++) /* 100 bytes and more after it */
+			enc_call(&bf, &a, i, 0, ALLOC, FN_MALLOC, 1, 0x10 * i, i, 0, 0);
+		rt_trace *t = rt_trace_new();
+		seen s = {0};
+		read_ok(t, &bf, 0, &s);
+		assert_int_equal(s.n, room ? 19 : 2);
+		assert_int_equal(s.calls[1].res_id, UINT64_MAX);
+		assert_int_equal(s.calls[1].size, (1ull << 63) - 1);
+		seen_free(&s);
+		rt_trace_free(t);
+		be_free(&bf.f);
+		for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+			simple(&bf, &a, 4096, 1);
+			size_t at = enc_raw(&bf, &a, bad[k].p, bad[k].n);
+			for (uint64_t i = 3; room && i < 20; i++)
+				enc_call(&bf, &a, i, 0, ALLOC, FN_MALLOC, 1, 0x10 * i, i, 0, 0);
+			expect_error(&bf, bf.f.len, at + bad[k].at, bad[k].want, 1);
+			be_free(&bf.f);
+		}
+	}
+}
+
+/* The calls of a read, each with its stack's first frame, and its end. */
+typedef struct outcome {
+	seen s;
+	uint64_t *frame;
+	int rc;
+	rt_diag err;
+} outcome;
+
+static void outcome_of(const char *path, const uint8_t *mem, size_t len, outcome *o)
+{
+	memset(o, 0, sizeof *o);
+	rt_trace *t = rt_trace_new();
+	rt_read_opts ro = {0, on_call, on_warn, &o->s};
+	rt_read_stats st;
+	if (path) {
+		int fd = open(path, O_RDONLY);
+		assert_true(fd >= 0);
+		o->rc = rt_bin_read_fd(t, fd, "f", &ro, &st, &o->err);
+		close(fd);
+	} else {
+		o->rc = rt_bin_read_mem(t, mem, len, "f", &ro, &st, &o->err);
+	}
+	o->frame = calloc(o->s.n + 1, sizeof *o->frame);
+	assert_non_null(o->frame);
+	for (size_t i = 0; i < o->s.n; i++)
+		o->frame[i] = rt_trace_bt_frames(t, o->s.calls[i].bt)[0].addr;
+	rt_trace_free(t);
+}
+
+static void same_outcome(outcome *a, outcome *b)
+{
+	assert_int_equal(a->rc, b->rc);
+	assert_string_equal(a->err.msg, b->err.msg);
+	assert_int_equal(a->s.n, b->s.n);
+	assert_int_equal(a->s.nwarn, b->s.nwarn);
+	for (size_t i = 0; i < a->s.n; i++) {
+		assert_int_equal(a->s.calls[i].index, b->s.calls[i].index);
+		assert_int_equal(a->s.calls[i].res_id, b->s.calls[i].res_id);
+		assert_int_equal(a->frame[i], b->frame[i]);
+	}
+	for (int k = 0; k < 2; k++) {
+		outcome *o = k ? b : a;
+		seen_free(&o->s);
+		free(o->frame);
+	}
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	*len = (size_t)ftell(f);
+	rewind(f);
+	uint8_t *b = malloc(*len + 1);
+	assert_non_null(b);
+	assert_int_equal(fread(b, 1, *len, f), *len);
+	fclose(f);
+	return b;
+}
+
+static void write_file(const char *path, const uint8_t *b, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(b, 1, n, f), n);
+	fclose(f);
+}
+
+/* A file read through its map (chunk headers by pread, read chunks given
+ * back to the kernel) delivers what the same bytes in memory deliver:
+ * raw and compressed, whole and cut at points inside chunks and frames. */
+static void mapped_file_reads_as_memory(void **state)
+{
+	(void)state;
+	enum { NT = 3, NCALLS = 6000 };
+	bfile bf;
+	bthread th[NT];
+	threads_init(&bf, 16384, th, NT, 30);
+	uint32_t x = 99;
+	for (uint64_t i = 1; i <= NCALLS; i++) {
+		x = x * 1103515245 + 12345;
+		int k = (int)((x >> 16) % NT);
+		uint64_t frame = 0x3000 + (i % 50) * 8;
+		enc_bt(&bf, &th[k], i, 1, &frame);
+		enc_call(&bf, &th[k], i, 5, ALLOC, FN_MALLOC, 1, 0x10000 + i * 32, i, i, 0);
+	}
+	bf_finish(&bf);
+	char raw[] = "/tmp/test_bin_mapped.XXXXXX", z[sizeof raw + 2];
+	int fd = mkstemp(raw);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(z, sizeof z, "%s.z", raw);
+	write_file(raw, bf.f.b, bf.f.len);
+	rt_diag err;
+	rt_bin_zwriter *w = rt_bin_zopen(raw, z, 1, &err);
+	assert_non_null(w);
+	assert_int_equal(rt_bin_zclose(w, true, &err), 0); /* removes raw */
+	size_t zlen;
+	uint8_t *zb = slurp(z, &zlen);
+	const struct { const uint8_t *b; size_t len; } file[] = {{bf.f.b, bf.f.len}, {zb, zlen}};
+	outcome whole_raw, whole_z;
+	outcome_of(NULL, bf.f.b, bf.f.len, &whole_raw);
+	outcome_of(NULL, zb, zlen, &whole_z);
+	assert_int_equal(whole_raw.rc, 0);
+	assert_int_equal(whole_raw.s.n, NCALLS);
+	same_outcome(&whole_raw, &whole_z); /* the container holds the same calls */
+	for (int f = 0; f < 2; f++) {
+		size_t cuts[] = {file[f].len, file[f].len - 1, file[f].len / 2 + 7, file[f].len / 3, 64 + 20000};
+		for (size_t c = 0; c < sizeof cuts / sizeof *cuts; c++) {
+			write_file(raw, file[f].b, cuts[c]);
+			outcome m, d;
+			outcome_of(NULL, file[f].b, cuts[c], &m);
+			outcome_of(raw, NULL, 0, &d);
+			if (c == 0)
+				assert_int_equal(d.s.n, NCALLS);
+			same_outcome(&m, &d);
+		}
+	}
+	unlink(raw);
+	unlink(z);
+	free(zb);
+	be_free(&bf.f);
 }
 
 static void many_modules_and_repeated_contexts(void **state)
@@ -1720,6 +1956,9 @@ int main(void)
 		cmocka_unit_test(calls_appended_without_callback),
 		cmocka_unit_test(stopped_trace_says_incomplete),
 		cmocka_unit_test(threads_merged_in_index_order),
+		cmocka_unit_test(runs_of_threads_keep_index_order),
+		cmocka_unit_test(call_fields_with_and_without_room),
+		cmocka_unit_test(mapped_file_reads_as_memory),
 		cmocka_unit_test(same_stack_two_threads_is_one_backtrace),
 		cmocka_unit_test(max_depth_keeps_the_top_frames),
 		cmocka_unit_test(maps_generations_add_new_modules),

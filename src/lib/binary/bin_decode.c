@@ -9,11 +9,15 @@
  * looked up (rt_bin_call_of) when the merger delivers it in index order,
  * since another thread's definition may come later in the file.
  *
+ * A CALL, nearly every record, skips the table and, where its chunk has
+ * room for the longest CALL, the bound checks of its fields.
+ *
  * Every error names the byte offset and what was expected there, and
  * ends the stream (the merger decides when to report it). Strings become
  * model strings with control bytes shown as '?', since the text protocol
  * is line based. This file calls nothing in bin_merge.c. */
 #include "bin_int.h"
+#include "bin_varint.h"
 #include "util/util.h"
 
 #include <inttypes.h>
@@ -277,31 +281,29 @@ __attribute__((noinline, cold)) static bool get_v_slow(rd *r, stream *s, uint64_
  * (no loop per byte: 27 instructions a varint before, 13 after, by
  * callgrind on churn); 9- and 10-byte values, the chunk's last bytes
  * and bad varints in get_v_slow. */
-static inline __attribute__((always_inline)) bool get_v(rd *r, stream *s, uint64_t *v)
+static inline __attribute__((always_inline)) bool get_v_at(rd *r, stream *s, uint64_t *v, bool room)
 {
 	const uint8_t *p = s->p;
-	if (__builtin_expect(p < s->end && p[0] < 0x80, 1)) {
+	if (__builtin_expect((room || p < s->end) && p[0] < 0x80, 1)) {
 		*v = p[0];
 		s->p = p + 1;
 		return true;
 	}
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	if (__builtin_expect(s->end - p >= 8, 1)) {
-		uint64_t w;
-		memcpy(&w, p, sizeof w);
-		uint64_t stop = ~w & 0x8080808080808080ull;
-		if (__builtin_expect(stop != 0, 1)) {
-			w &= stop ^ (stop - 1); /* the bytes up to the last one */
-			w = (w & 0x007f007f007f007full) | ((w & 0x7f007f007f007f00ull) >> 1);
-			w = (w & 0x00003fff00003fffull) | ((w & 0x3fff00003fff0000ull) >> 2);
-			w = (w & 0x000000000fffffffull) | ((w & 0x0fffffff00000000ull) >> 4);
-			*v = w;
-			s->p = p + (__builtin_ctzll(stop) >> 3) + 1;
+	if (__builtin_expect(room || s->end - p >= 8, 1)) {
+		int n = rt_bin_varint8_get(p, v);
+		if (__builtin_expect(n > 0, 1)) {
+			s->p = p + n;
 			return true;
 		}
 	}
-#endif
 	return get_v_slow(r, s, v);
+}
+
+/* room: the caller knows that 8 bytes past every varint it reads are
+ * in the chunk (call_fields' fast path), so no bound is checked. */
+static inline __attribute__((always_inline)) bool get_v(rd *r, stream *s, uint64_t *v)
+{
+	return get_v_at(r, s, v, false);
 }
 
 static bool get_s(rd *r, stream *s, bstr *v)
@@ -494,51 +496,78 @@ static bool rec_bt(rd *r, stream *s)
 	return true;
 }
 
+/* The bytes a CALL record can take, arguments aside (type, kind, nine
+ * varints), and 8 more for get_v's 8-byte load. */
+#define CALL_ROOM (2 + 9 * RT_VARINT_MAX + 8)
+
 /* CALL: becomes the stream's head; its ids are resolved on delivery.
  * The head is written whole at the end, not cleared first: a memset of
- * it was a tenth of the reader's time (rep stos per call). */
-static bool call_fields(rd *r, stream *s)
+ * it was a tenth of the reader's time (rep stos per call). `room`: the
+ * chunk holds CALL_ROOM bytes past the record's start (all but a
+ * chunk's last calls), so no field checks a bound: the record cannot run
+ * out of the chunk, only hold a bad varint (get_v_slow, which checks).
+ * The record's offset is taken from s->rec when an error needs it. */
+static inline __attribute__((always_inline)) bool call_fields_at(rd *r, stream *s, bool room)
 {
 	head *h = &s->h;
 	uint64_t index, delta, ctx, fn, res, res_id, size = 0, bt, dropped = 0;
 	uint8_t kind = 0;
-	uint64_t off = off_of(r, s->rec);
-	if (!get_v(r, s, &index))
+	if (!get_v_at(r, s, &index, room))
 		return false;
 	if (index <= s->last_index)
-		return rt_bin_bad(r, off, "expected a call index above %" PRIu64 " (the thread's previous call), found %" PRIu64,
+		return rt_bin_bad(r, off_of(r, s->rec), "expected a call index above %" PRIu64 " (the thread's previous call), found %" PRIu64,
 				  s->last_index, index);
 	s->bound = index;
-	if (!get_v(r, s, &delta) || !get_u8(r, s, &kind))
+	if (!get_v_at(r, s, &delta, room))
+		return false;
+	if (room)
+		kind = *s->p++;
+	else if (!get_u8(r, s, &kind))
 		return false;
 	if (kind & RT_TF_CALL_AFTER_DROP) {
 		uint64_t back;
-		if (!get_v(r, s, &back))
+		if (!get_v_at(r, s, &back, room))
 			return false;
 		if (back == 0 || back >= index)
-			return rt_bin_bad(r, off, "expected the distance back to a dropped release, 1 to %" PRIu64 ", found %" PRIu64,
+			return rt_bin_bad(r, off_of(r, s->rec), "expected the distance back to a dropped release, 1 to %" PRIu64 ", found %" PRIu64,
 					  index - 1, back);
 		dropped = index - back;
 		kind &= (uint8_t)~RT_TF_CALL_AFTER_DROP;
 	}
 	if (kind != RT_CALL_ALLOC && kind != RT_CALL_FREE)
-		return rt_bin_bad(r, off, "expected call kind 1 (alloc) or 2 (free) in the CALL record, found %u", kind);
-	if (!get_v(r, s, &fn) || !get_v(r, s, &res) || !get_v(r, s, &res_id) ||
-	    (kind == RT_CALL_ALLOC && !get_v(r, s, &size)) || !get_v(r, s, &bt) || !get_v(r, s, &ctx))
+		return rt_bin_bad(r, off_of(r, s->rec), "expected call kind 1 (alloc) or 2 (free) in the CALL record, found %u", kind);
+	if (!get_v_at(r, s, &fn, room) || !get_v_at(r, s, &res, room) || !get_v_at(r, s, &res_id, room) ||
+	    (kind == RT_CALL_ALLOC && !get_v_at(r, s, &size, room)) || !get_v_at(r, s, &bt, room) ||
+	    !get_v_at(r, s, &ctx, room))
 		return false;
 	if (ctx > UINT32_MAX)
-		return rt_bin_bad(r, off, "expected a 32-bit context mask in the CALL record, found %" PRIu64, ctx);
+		return rt_bin_bad(r, off_of(r, s->rec), "expected a 32-bit context mask in the CALL record, found %" PRIu64, ctx);
 	h->c = (rt_call){.index = index, .res_id = res_id, .size = size, .context = (uint32_t)ctx,
 			 .bt = RT_NONE, .args = RT_NONE, .kind = kind};
 	h->fn = fn;
 	h->res = res;
 	h->bt = bt;
-	h->off = off;
+	h->rec = s->rec;
 	h->dropped = dropped;
 	h->ns = s->ns += delta;
 	s->last_index = index;
 	s->has_head = true;
 	return true;
+}
+
+static bool call_fields(rd *r, stream *s)
+{
+	if (__builtin_expect(s->end - s->rec >= CALL_ROOM, 1))
+		return call_fields_at(r, s, true);
+	return call_fields_at(r, s, false);
+}
+
+/* The byte offset of s's head, read from s's current chunk. */
+static uint64_t head_off(const rd *r, const stream *s)
+{
+	if (s->zbuf && s->h.rec >= s->zbuf && s->h.rec <= s->end)
+		return s->chunk + (uint64_t)(s->h.rec - s->zbuf);
+	return (uint64_t)(s->h.rec - r->base);
 }
 
 static bool rec_call(rd *r, stream *s)
@@ -564,7 +593,7 @@ static bool rec_calla(rd *r, stream *s)
 	if (!call_fields(r, s) || !get_v(r, s, &n))
 		return false;
 	if (n == 0 || n > MAX_ARGS)
-		return rt_bin_bad(r, s->h.off, "expected 1 to %d arguments in the CALLA record, found %" PRIu64, MAX_ARGS, n);
+		return rt_bin_bad(r, off_of(r, s->rec), "expected 1 to %d arguments in the CALLA record, found %" PRIu64, MAX_ARGS, n);
 	rt_kv kv[MAX_ARGS];
 	bool ok = true;
 	uint64_t i;
@@ -833,6 +862,8 @@ bool rt_bin_read_record(rd *r, stream *s)
 				  RT_REC_KINDS - 1, type);
 	s->type = type;
 	r->stats.lines++;
+	if (type == RT_REC_CALL) /* nearly every record: inlined, not through the table */
+		return call_fields(r, s);
 	return handlers[type](r, s);
 }
 
@@ -911,13 +942,14 @@ static const uint32_t *cached_id(const idmap *m, idcache_slot *c, size_t n, uint
 }
 
 /* The head's function, resource and backtrace ids in model terms. */
-static bool resolve(rd *r, const head *h, rt_call *c)
+static bool resolve(rd *r, const stream *s, rt_call *c)
 {
+	const head *h = &s->h;
 	const uint32_t *fn = cached_id(&r->fns, r->fn_cache, RT_BIN_FN_CACHE, h->fn), *bt;
 	if (!fn)
-		return rt_bin_bad(r, h->off, "expected a FUNCTION record defining function id %" PRIu64 " before this CALL record", h->fn);
+		return rt_bin_bad(r, head_off(r, s), "expected a FUNCTION record defining function id %" PRIu64 " before this CALL record", h->fn);
 	if (h->res < 1 || h->res > RT_MAX_RESOURCES || !r->res[h->res])
-		return rt_bin_bad(r, h->off, "expected a RESOURCE record defining resource id %" PRIu64 " before this CALL record", h->res);
+		return rt_bin_bad(r, head_off(r, s), "expected a RESOURCE record defining resource id %" PRIu64 " before this CALL record", h->res);
 	c->fn = *fn;
 	c->res_type = r->res[h->res];
 	if (!h->bt) {
@@ -925,7 +957,7 @@ static bool resolve(rd *r, const head *h, rt_call *c)
 		return true;
 	}
 	if (!(bt = cached_id(&r->bts, r->bt_cache, RT_BIN_BT_CACHE, h->bt)))
-		return rt_bin_bad(r, h->off, "expected a BT record defining backtrace id %" PRIu64 " before this CALL record", h->bt);
+		return rt_bin_bad(r, head_off(r, s), "expected a BT record defining backtrace id %" PRIu64 " before this CALL record", h->bt);
 	c->bt = *bt;
 	return true;
 }
@@ -933,7 +965,7 @@ static bool resolve(rd *r, const head *h, rt_call *c)
 bool rt_bin_call_of(rd *r, const stream *s, rt_call *c)
 {
 	*c = s->h.c;
-	if (!resolve(r, &s->h, c))
+	if (!resolve(r, s, c))
 		return false;
 	if (s->h.dropped && r->delivered < s->h.dropped)
 		c->flags |= RT_CALL_AFTER_DROP;

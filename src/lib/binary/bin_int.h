@@ -62,7 +62,7 @@ typedef struct head {
 	rt_call c;            /* index, res_id, size, context, kind */
 	uint64_t fn, res, bt; /* ids, resolved on delivery */
 	uint64_t ns;          /* time since process start */
-	uint64_t off;         /* byte offset of the record */
+	const uint8_t *rec;   /* the record, in its stream's current chunk */
 	uint64_t dropped;     /* a release dropped before it (format 1.5), 0: none */
 } head;
 
@@ -144,6 +144,14 @@ typedef struct rd {
 	bool z, ztrunc;
 	char ztrunc_msg[200];
 	idmap zsuper; /* frames a later one of the same chunk replaces */
+	/* a trace mapped by rt_bin_read_fd: the pages of the chunks read are
+	 * given back (bin_merge.c, release_chunk) */
+	bool mapped;
+	uint64_t page;
+	int fd;                               /* the mapped file: headers by pread */
+	uint8_t hbuf[RT_TF_ZFRAME_HEADER];    /* the header last read so */
+	uint64_t hbuf_off;
+	bool hbuf_ok;
 	struct rt_bin_zc *zc;
 	const uint8_t *zbuf;
 	uint64_t zoff, zlen;

@@ -20,6 +20,7 @@
  * tracer writes no such thing), stops the columns, and the rest of the
  * chunk goes into the tail column as it was. */
 #include "bin_zchunk.h"
+#include "bin_varint.h"
 #include "format/trace_format.h"
 #include "util/util.h"
 
@@ -313,13 +314,20 @@ static bool fail(dec *d, const char *what)
 	return false;
 }
 
+/* A column's varint: one byte at once, up to 8 in one load where the
+ * column has 8 bytes left (bin_varint.h), else the byte loop. */
 static inline bool take_v(dec *d, int c, uint64_t *v)
 {
 	if (d->p[c] < d->end[c] && *d->p[c] < 0x80) {
 		*v = *d->p[c]++;
 		return true;
 	}
-	int n = rt_varint_get(d->p[c], d->end[c], v);
+	int n = d->end[c] - d->p[c] >= 8 ? rt_bin_varint8_get(d->p[c], v) : 0;
+	if (n > 0) {
+		d->p[c] += n;
+		return true;
+	}
+	n = rt_varint_get(d->p[c], d->end[c], v);
 	if (n <= 0)
 		return fail(d, "a column of the frame ends early or holds a bad varint");
 	d->p[c] += n;
@@ -335,10 +343,16 @@ static bool emit(dec *d, const void *p, size_t n)
 	return true;
 }
 
-/* Unchecked: join_call checks for room for a whole CALL first. */
+/* Unchecked: join_call checks for room for a whole CALL first (and 8
+ * bytes more for the last 8-byte store, bin_varint.h). */
 static inline void put_v(dec *d, uint64_t v)
 {
-	d->o = rt_put_varint(d->o, v);
+	if (v < 0x80) {
+		*d->o++ = (uint8_t)v;
+		return;
+	}
+	int n = rt_bin_varint8_put(d->o, v);
+	d->o = n ? d->o + n : rt_put_varint(d->o, v);
 }
 
 static bool take_addr(rt_bin_zc *z, dec *d, cstate *s, uint8_t kind, uint64_t *addr)
@@ -375,7 +389,7 @@ static bool join_call(rt_bin_zc *z, dec *d, cstate *s, uint8_t type)
 		return false;
 	s->index += (uint64_t)rt_unzigzag(di) + 1;
 	s->size += (uint64_t)rt_unzigzag(ds);
-	if (d->oend - d->o < 2 + 8 * RT_VARINT_MAX)
+	if (d->oend - d->o < 2 + 8 * RT_VARINT_MAX + 8)
 		return fail(d, "the frame decodes to more bytes than its chunk header's used");
 	*d->o++ = type;
 	put_v(d, s->index);
