@@ -91,19 +91,6 @@ static int zfail(rt_diag *err, const char *file, const char *fmt, ...)
 static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static uint64_t get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
-static bool pread_all(int fd, void *buf, size_t n, uint64_t off)
-{
-	for (size_t got = 0; got < n;) {
-		ssize_t r = pread(fd, (uint8_t *)buf + got, n - got, (off_t)(off + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return false;
-		got += (size_t)r;
-	}
-	return true;
-}
-
 /* Up to n bytes (fewer at the end of the file); 0 with errno on an
  * error. */
 static size_t pread_some(int fd, void *buf, size_t n, uint64_t off)
@@ -119,6 +106,11 @@ static size_t pread_some(int fd, void *buf, size_t n, uint64_t off)
 		got += (size_t)r;
 	}
 	return got;
+}
+
+static bool pread_all(int fd, void *buf, size_t n, uint64_t off)
+{
+	return pread_some(fd, buf, n, off) == n;
 }
 
 static bool write_all(int fd, const void *buf, size_t n)
