@@ -267,7 +267,7 @@ static inline bool fast_ok(const uint8_t *p, uint64_t cont, uint64_t zero, uint6
 	uint64_t span = (2ull << (ec & 63)) - 1, run = cont & cont >> 1;
 	run &= run >> 2;
 	run &= run >> 4;
-	return !((cont >> ed & 1) | ec >> 6 | (((zero & cont << 1) | run) & span));
+	return !((cont >> (ed & 63) & 1) | ec >> 6 | (((zero & cont << 1) | run) & span)); /* ed 64: ec too */
 }
 
 /* A CALL from the masks of the 64 bytes at p (a chunk's records have
