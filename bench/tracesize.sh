@@ -15,8 +15,10 @@
 # and releases, counted by `rtrace convert --to text` on rtrace's trace)
 # and per allocation (`heaptrack_print`'s "calls to allocation
 # functions" for heaptrack); for the compressed configuration also the
-# CPU time rtrace run's own process spent compressing (RTRACE_ZSTATS)
-# and the most disk the raw file held while the program ran (sampled).
+# CPU time rtrace run's own process spent compressing (RTRACE_ZSTATS),
+# the compressor's rate (records per second of that CPU time, user +
+# system: "zrec/s") and the most disk the raw file held while the
+# program ran (sampled).
 #
 # Environment: RTRACE (default build/rtrace), RUNS, CHURN_N, PY_SCALE,
 # WORKLOADS, IDLE_WAIT (see bench/lib.sh).
@@ -84,7 +86,7 @@ run() {
 
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
-printf '%-8s %-14s %8s %9s %12s %9s %9s %10s %s\n' workload config wall_s rss_MB trace_bytes B/record B/alloc disk_MB "rtrace run CPU"
+printf '%-8s %-14s %8s %9s %12s %9s %9s %10s %9s %s\n' workload config wall_s rss_MB trace_bytes B/record B/alloc disk_MB zrec/s "rtrace run CPU"
 for wl in "${workloads[@]}"; do
 	prog "$wl"
 	records=
@@ -98,7 +100,7 @@ for wl in "${workloads[@]}"; do
 		d=$out/$wl-$cfg
 		f=$(ls "$d"/*.rtrace "$d"/ht* 2>/dev/null | head -1 || true)
 		bytes=$(stat -c %s "$f")
-		cpu=
+		cpu= zrate=-
 		case $cfg in
 		rtrace*)
 			if [ -z "$records" ]; then
@@ -106,6 +108,8 @@ for wl in "${workloads[@]}"; do
 				allocs=$("$RTRACE" heap "$f" 2>/dev/null | awk -F': ' '/^calls to allocation functions:/ { print $2 + 0 }')
 			fi
 			cpu=$(grep -o "CPU time: .*" "$d/err" || true)
+			# records per second of rtrace run's own CPU time (user + system)
+			[ -n "$cpu" ] && zrate=$(echo "$cpu" | awk -v n="$records" '{ s = $3 + $6; printf "%.1fM", (s > 0 ? n / s / 1e6 : 0) }')
 			;;
 		heaptrack) # -r's recording is read by heaptrack_interpret only: the same count
 			allocs=$(heaptrack_print "$f" 2>/dev/null | awk -F': ' '/^calls to allocation functions:/ { print $2 + 0 }' || true)
@@ -114,7 +118,7 @@ for wl in "${workloads[@]}"; do
 		bpr=$(awk -v b="$bytes" -v n="$records" 'BEGIN { printf "%.2f", n ? b / n : 0 }')
 		bpa=$(awk -v b="$bytes" -v n="$allocs" 'BEGIN { printf "%.2f", n ? b / n : 0 }')
 		case $cfg in heaptrack*) bpr=- ;; esac
-		printf '%-8s %-14s %8s %9.1f %12s %9s %9s %10.1f %s\n' "$wl" "$cfg" "$wall" "$(awk -v k="$rss" 'BEGIN { print k / 1024 }')" \
-			"$bytes" "$bpr" "$bpa" "$(awk -v k="$disk" 'BEGIN { print k / 1024 }')" "$cpu"
+		printf '%-8s %-14s %8s %9.1f %12s %9s %9s %10.1f %9s %s\n' "$wl" "$cfg" "$wall" "$(awk -v k="$rss" 'BEGIN { print k / 1024 }')" \
+			"$bytes" "$bpr" "$bpa" "$(awk -v k="$disk" 'BEGIN { print k / 1024 }')" "$zrate" "$cpu"
 	done
 done

@@ -16,10 +16,12 @@
  *
  * Behind it, the compressed chunks are punched out of the raw file
  * (FALLOC_FL_PUNCH_HOLE), in runs of consecutive chunks, after their
- * frames were written: the raw file's blocks then hold the chunks not
- * yet compressed (the current chunk of each thread, and what the
- * compressor has not caught up with), not the whole trace. Costs and
- * speed in bench/README.md, "Trace size". */
+ * frames were written, once they add up to 4 MiB: the raw file's blocks
+ * then hold the chunks not yet compressed (the current chunk of each
+ * thread, and what the compressor has not caught up with) and at most
+ * 4 MiB of compressed ones, not the whole trace. A chunk is read with
+ * one pread (its header and records). Costs and speed in
+ * bench/README.md, "Trace size". */
 #define _GNU_SOURCE
 #include "bin_zchunk.h"
 #include "format/trace_format.h"
@@ -38,6 +40,7 @@
 #include <unistd.h>
 
 #define FLUSH_AT (1u << 20)
+#define PUNCH_AT (4u << 20) /* compressed raw bytes punched at once */
 #define SNAP_NS 1000000000ull /* a chunk growing for longer is copied */
 
 static uint64_t now_ns(void)
@@ -88,17 +91,26 @@ static int zfail(rt_diag *err, const char *file, const char *fmt, ...)
 static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static uint64_t get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
-static bool pread_all(int fd, void *buf, size_t n, uint64_t off)
+/* Up to n bytes (fewer at the end of the file); 0 with errno on an
+ * error. */
+static size_t pread_some(int fd, void *buf, size_t n, uint64_t off)
 {
-	for (size_t got = 0; got < n;) {
+	size_t got = 0;
+	errno = 0;
+	while (got < n) {
 		ssize_t r = pread(fd, (uint8_t *)buf + got, n - got, (off_t)(off + got));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
-			return false;
+			return r < 0 ? 0 : got;
 		got += (size_t)r;
 	}
-	return true;
+	return got;
+}
+
+static bool pread_all(int fd, void *buf, size_t n, uint64_t off)
+{
+	return pread_some(fd, buf, n, off) == n;
 }
 
 static bool write_all(int fd, const void *buf, size_t n)
@@ -165,12 +177,12 @@ static void ob_put(rt_bin_zwriter *w, const void *p, size_t n)
 static int put_frame(rt_bin_zwriter *w, uint64_t i, uint32_t flags, rt_diag *err)
 {
 	uint64_t off = w->hs + i * w->cs;
-	if (!pread_all(w->raw, w->chunk, RT_TF_CHUNK_HEADER, off))
+	size_t got = pread_some(w->raw, w->chunk, w->cs, off); /* the header and the records at once */
+	if (got < RT_TF_CHUNK_HEADER)
 		return zfail(err, w->raw_path, "cannot read the chunk at byte offset %" PRIu64 ": %s", off,
 			     errno ? strerror(errno) : "end of file");
 	uint32_t used = get32(w->chunk + RT_TF_OFF_USED);
-	if (used > w->cs - RT_TF_CHUNK_HEADER ||
-	    !pread_all(w->raw, w->chunk + RT_TF_CHUNK_HEADER, used, off + RT_TF_CHUNK_HEADER))
+	if (used > got - RT_TF_CHUNK_HEADER)
 		return zfail(err, w->raw_path, "byte offset %" PRIu64 ": expected %" PRIu32 " used bytes in the chunk",
 			     off, used);
 	const uint8_t *z;
@@ -201,9 +213,15 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The written chunks leave the raw file, in runs of consecutive ones. */
-static void punch(rt_bin_zwriter *w)
+/* The written chunks leave the raw file, in runs of consecutive ones,
+ * once they add up to PUNCH_AT bytes (or all of them: force): a punch
+ * costs a file system transaction (and a discard) whatever its length,
+ * and the compressor steps over a chunk or two at a time when it keeps
+ * up (one punch a step cost 0.4 of its compressing time on churn). */
+static void punch(rt_bin_zwriter *w, bool force)
 {
+	if (!force && w->ndone * (uint64_t)w->cs < PUNCH_AT)
+		return;
 	if (w->ndone > 1)
 		qsort(w->done, w->ndone, sizeof *w->done, cmp_u64);
 	for (size_t i = 0, j; i < w->ndone && !w->no_punch; i = j) {
@@ -315,7 +333,7 @@ long rt_bin_zstep(rt_bin_zwriter *w, bool ended, bool *done, rt_diag *err)
 		return -1;
 	if (!flush(w))
 		return zfail(err, w->out_path, "cannot write: %s", strerror(errno));
-	punch(w);
+	punch(w, ended);
 	return (long)(w->st.chunks - before);
 }
 /* --- open and close --- */
@@ -415,6 +433,8 @@ static int finish(rt_bin_zwriter *w, rt_diag *err)
 int rt_bin_zclose(rt_bin_zwriter *w, bool fin, rt_diag *err)
 {
 	int rc = fin ? finish(w, err) : 0;
+	if (!fin)
+		punch(w, true); /* the raw file keeps only what is not in the container */
 	zfree(w);
 	return rc;
 }
