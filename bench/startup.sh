@@ -34,12 +34,15 @@
 #                  ...), then the top symbols
 #   IDLE_WAIT=s    wait up to s seconds for an idle CPU first (60)
 #   CHURN_N=n      churn iterations for the RSS figures (200000)
+#   OUT=dir        where the traces go (bench/out/startup): a tmpfs
+#                  directory (OUT=/dev/shm/rtstart) separates the tracer's
+#                  own cost from the filesystem's cost of creating a file
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
-out=$here/out/startup
+out=${OUT:-$here/out/startup}
 
 quick_or_help "$0" "$@"
 N=${N:-$([ "${QUICK:-0}" = 1 ] && echo 5 || echo 30)}
