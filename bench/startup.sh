@@ -10,8 +10,12 @@
 # Configurations (wall time, and CPU time under perf stat; medians of N):
 #   plain       /bin/true
 #   rtrace      rtrace run -q -o DIR -- /bin/true
-#   preload     /bin/true with LD_PRELOAD=librtrace-preload.so and the
+#   env         env /bin/true: the base of preload, which needs env(1) to
+#               set the variables (env's own exec costs as much as
+#               /bin/true: ~1 ms wall, ~0.9 ms CPU here)
+#   preload     env with LD_PRELOAD=librtrace-preload.so and the
 #               environment rtrace run sets (src/format/run_env.h)
+#               before /bin/true
 #   heaptrack   heaptrack -o FILE /bin/true (skipped when not installed)
 #   loop        bash -c 'for i in 1..100; do /bin/true; done'
 #   loop-rtrace the same under rtrace run -q --follow-children
@@ -51,7 +55,7 @@ RTRACE=${RTRACE:-$root/build/rtrace}
 PRELOAD=${PRELOAD:-$(dirname "$RTRACE")/librtrace-preload.so}
 export RTRACE_PRELOAD=$PRELOAD
 [ -x "$RTRACE" ] && [ -f "$PRELOAD" ] || { echo "startup.sh: no $RTRACE or $PRELOAD (build first)" >&2; exit 2; }
-read -r -a configs <<<"${CONFIGS:-plain rtrace preload heaptrack loop loop-rtrace}"
+read -r -a configs <<<"${CONFIGS:-plain rtrace env preload heaptrack loop loop-rtrace}"
 command -v heaptrack >/dev/null || configs=("${configs[@]/heaptrack/}")
 
 rm -rf "$out"
@@ -67,6 +71,7 @@ loop='for i in $(seq 100); do /bin/true; done'
 cmd_of() {
 	case $1 in
 	plain) cmd=(/bin/true) ;;
+	env) cmd=(env /bin/true) ;;
 	rtrace) cmd=("$RTRACE" run -q -o "$out/traces" -- /bin/true) ;;
 	preload) cmd=(env "${preload_env[@]}" /bin/true) ;;
 	heaptrack) cmd=(heaptrack -o "$out/ht/t" /bin/true) ;;
@@ -135,7 +140,9 @@ row() { # CONFIG BASE PER: one line, with the ratios to BASE and the cost added 
 	fi
 	echo "$line"
 }
-for c in plain rtrace preload heaptrack; do [ -n "${res[$c]:-}" ] && row "$c" plain 1; done
+for c in plain rtrace heaptrack env; do [ -n "${res[$c]:-}" ] && row "$c" plain 1; done
+# the library's own cost: against env /bin/true when both ran
+[ -n "${res[preload]:-}" ] && row preload "$([ -n "${res[env]:-}" ] && echo env || echo plain)" 1
 # the cost per /bin/true of the loop (each is also a traced fork of bash)
 for c in loop loop-rtrace; do [ -n "${res[$c]:-}" ] && row "$c" loop 100; done
 
