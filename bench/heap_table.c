@@ -29,8 +29,9 @@ rt_options rt_opt;
 static _Atomic uint64_t call_index;
 uint64_t rt_last_index(void) { return atomic_load_explicit(&call_index, memory_order_relaxed); }
 uint64_t rt_backtrace(void) { return 1; }
-uint8_t *rt_reserve(size_t n) { (void)n; return NULL; }
-void rt_commit(uint8_t *end) { (void)end; }
+__thread rt_tls rt_t __attribute__((tls_model("initial-exec")));
+_Atomic unsigned rt_writer_gen;
+uint8_t *rt_reserve_slow(size_t n) { (void)n; return NULL; }
 void rt_life_commit(void) {}
 bool rt_memory_on(void) { return false; }
 void rt_leak_park_pending(void) {}
