@@ -173,11 +173,9 @@ static inline uint64_t *aux_of(const table *tb, const block *b)
 	return &tb->aux[b - tb->slots];
 }
 
-/* Room for one more block: at most 70% of the slots used. */
-static void table_reserve(table *tb)
+/* Twice the slots, the blocks placed again. */
+static __attribute__((noinline)) void table_grow(table *tb)
 {
-	if ((tb->nlive + 1) * 10 <= tb->nslots * 7)
-		return;
 	table old = *tb;
 	table_init(tb, old.nslots * 2, old.aux != NULL);
 	tb->nlive = old.nlive;
@@ -192,10 +190,17 @@ static void table_reserve(table *tb)
 	table_free(&old);
 }
 
-/* Linear-probing deletion by backward shift: no tombstones. */
-static void table_erase(table *tb, block *b)
+/* Room for one more block: at most 70% of the slots used. */
+static inline void table_reserve(table *tb)
 {
-	size_t mask = tb->nslots - 1, i = (size_t)(b - tb->slots);
+	if ((tb->nlive + 1) * 10 > tb->nslots * 7)
+		table_grow(tb);
+}
+
+/* Linear-probing deletion by backward shift: no tombstones. */
+static __attribute__((noinline)) void shift_back(table *tb, size_t i)
+{
+	size_t mask = tb->nslots - 1;
 	for (size_t j = (i + 1) & mask; tb->slots[j].site != EMPTY; j = (j + 1) & mask) {
 		size_t k = home(tb, tb->slots[j].addr);
 		if (((j - k) & mask) >= ((j - i) & mask)) {
@@ -206,7 +211,18 @@ static void table_erase(table *tb, block *b)
 		}
 	}
 	tb->slots[i].site = EMPTY;
+}
+
+/* Most slots are followed by a free one (the table is at most 70% full,
+ * and spread): then the slot is just freed. */
+static inline void table_erase(table *tb, block *b)
+{
+	size_t i = (size_t)(b - tb->slots);
 	tb->nlive--;
+	if (tb->slots[(i + 1) & (tb->nslots - 1)].site == EMPTY)
+		b->site = EMPTY;
+	else
+		shift_back(tb, i);
 }
 
 void rt_hp_set_filter(rt_hp *h, rt_hp_filter *f)
@@ -310,7 +326,7 @@ static inline void drop(rt_hp *h, block *b)
 	table_erase(&h->blocks, b);
 }
 
-static void release(rt_hp *h, block *b, uint64_t size)
+static inline __attribute__((always_inline)) void release(rt_hp *h, block *b, uint64_t size)
 {
 	uint32_t si = b->site;
 	site *s = touch(h, si);
@@ -460,7 +476,7 @@ static bool past_filter(rt_hp *h, const rt_trace *t, const rt_call *c, uint64_t 
 
 /* One call: the type's gate (a byte per type: profiled, not, not known
  * yet) is the only test before the work on most calls. */
-static inline void feed_now(rt_hp *h, rt_trace *t, const rt_call *c)
+static inline __attribute__((always_inline)) void feed_now(rt_hp *h, rt_trace *t, const rt_call *c)
 {
 	if (h->gate[c->res_type] != GATE_FEED && (h->closed || !is_profiled(h, t, c->res_type)))
 		return;
@@ -485,13 +501,36 @@ void rt_hp_set_lookahead(rt_hp *h, bool on)
 	h->lookahead = on;
 }
 
+/* One call at once, out of line for the queue's and the batches' uses. */
+static __attribute__((noinline)) void feed_one(rt_hp *h, rt_trace *t, const rt_call *c)
+{
+	feed_now(h, t, c);
+}
+
 /* Accounts the queued calls. */
 static void drain(rt_hp *h)
 {
 	for (; h->nq; h->nq--, h->qhead = (h->qhead + 1) % LOOKAHEAD)
-		feed_now(h, h->qt, &h->q[h->qhead]);
+		feed_one(h, h->qt, &h->q[h->qhead]);
 }
 
+/* The lookahead: c waits while its slot is fetched, the oldest goes. */
+static __attribute__((noinline)) void enqueue(rt_hp *h, rt_trace *t, const rt_call *c)
+{
+	if (h->nq && t != h->qt)
+		drain(h);
+	__builtin_prefetch(&h->blocks.slots[home(&h->blocks, c->res_id)]);
+	if (h->nq == LOOKAHEAD) {
+		feed_one(h, t, &h->q[h->qhead]);
+		h->qhead = (h->qhead + 1) % LOOKAHEAD;
+		h->nq--;
+	}
+	h->q[(h->qhead + h->nq++) % LOOKAHEAD] = *c;
+	h->qt = t;
+}
+
+/* The queue and the batches go out of line, so that a call accounted at
+ * once (churn: every call) pays for no more than its own work. */
 void rt_hp_feed(rt_hp *h, rt_trace *t, const rt_call *c)
 {
 	if (c->args != RT_NONE)
@@ -499,20 +538,10 @@ void rt_hp_feed(rt_hp *h, rt_trace *t, const rt_call *c)
 	/* a table that fits in L2 misses no cache: nothing to hide, and the
 	 * queue's copy of each call was a tenth of `rtrace heap` on churn
 	 * (256 live blocks); the queue starts once the table grows */
-	if (!h->lookahead || (!h->nq && h->blocks.nslots <= SMALL_TABLE)) {
+	if (h->lookahead && (h->nq || h->blocks.nslots > SMALL_TABLE))
+		enqueue(h, t, c);
+	else
 		feed_now(h, t, c);
-		return;
-	}
-	if (h->nq && t != h->qt)
-		drain(h);
-	__builtin_prefetch(&h->blocks.slots[home(&h->blocks, c->res_id)]);
-	if (h->nq == LOOKAHEAD) {
-		feed_now(h, t, &h->q[h->qhead]);
-		h->qhead = (h->qhead + 1) % LOOKAHEAD;
-		h->nq--;
-	}
-	h->q[(h->qhead + h->nq++) % LOOKAHEAD] = *c;
-	h->qt = t;
 }
 
 /* A batch needs no queue: call i + LOOKAHEAD's slot is fetched while
@@ -529,7 +558,7 @@ void rt_hp_feed_calls(rt_hp *h, rt_trace *t, const rt_call *calls, size_t n)
 			__builtin_prefetch(&h->blocks.slots[home(&h->blocks, calls[i + LOOKAHEAD].res_id)]);
 		if (calls[i].args != RT_NONE)
 			rt_trace_release_args(t, calls[i].args);
-		feed_now(h, t, &calls[i]);
+		feed_one(h, t, &calls[i]);
 	}
 }
 
