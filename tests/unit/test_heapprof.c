@@ -53,13 +53,16 @@ static char *churn_body(int n)
 	return b;
 }
 
-/* The profile of body, its calls queued (lookahead) or accounted at once. */
-static rt_hp *profile_ahead(const char *body, bool ahead, rt_trace **tp)
+/* The profile of body, its calls queued (lookahead) or accounted at
+ * once, fn (if any) listening. */
+static rt_hp *profile_heard(const char *body, bool ahead, rt_hp_listener fn, void *ctx, rt_trace **tp)
 {
 	size_t n = strlen(HEADER) + strlen(body) + 1;
 	char *buf = malloc(n);
 	snprintf(buf, n, "%s%s", HEADER, body);
 	rt_hp *h = rt_hp_new();
+	if (fn)
+		rt_hp_set_listener(h, fn, ctx);
 	rt_hp_set_lookahead(h, ahead);
 	rt_trace *t = rt_trace_new();
 	rt_read_opts o = {0, feed, NULL, h};
@@ -69,6 +72,11 @@ static rt_hp *profile_ahead(const char *body, bool ahead, rt_trace **tp)
 	free(buf);
 	*tp = t;
 	return h;
+}
+
+static rt_hp *profile_ahead(const char *body, bool ahead, rt_trace **tp)
+{
+	return profile_heard(body, ahead, NULL, NULL, tp);
 }
 
 static void lookahead_same_profile_of(int n, uint64_t min_leaked)
@@ -428,18 +436,9 @@ static void tell_fn(void *ctx, const rt_hp_event *e)
  * release's `born` is its own block's allocation event. */
 static void check_born(const char *body, size_t min_releases)
 {
-	size_t n = strlen(HEADER) + strlen(body) + 1;
-	char *buf = malloc(n);
-	snprintf(buf, n, "%s%s", HEADER, body);
 	told w = {NULL, 0, 0};
-	rt_hp *h = rt_hp_new();
-	rt_hp_set_listener(h, tell_fn, &w);
-	rt_hp_set_lookahead(h, true);
-	rt_trace *t = rt_trace_new();
-	rt_read_opts o = {0, feed, NULL, h};
-	rt_diag err;
-	assert_int_equal(rt_text_read_mem(t, buf, n - 1, "t.txt", &o, NULL, &err), 0);
-	rt_hp_finish(h);
+	rt_trace *t;
+	rt_hp *h = profile_heard(body, true, tell_fn, &w, &t);
 	for (size_t i = 0; i < w.n; i++) {
 		const rt_hp_event *e = &w.ev[i];
 		if (e->alloc)
@@ -452,7 +451,6 @@ static void check_born(const char *body, size_t min_releases)
 	assert_int_equal(w.releases, rt_hp_get_summary(h)->frees);
 	assert_true(w.releases >= min_releases);
 	free(w.ev);
-	free(buf);
 	rt_hp_free(h);
 	rt_trace_free(t);
 }
