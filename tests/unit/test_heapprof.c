@@ -421,14 +421,17 @@ static void series_buckets(void **state)
 /* What a listener was told: each event by its number. */
 typedef struct told {
 	rt_hp_event *ev;
-	size_t n, releases;
+	size_t n, cap, releases;
 } told;
 
 static void tell_fn(void *ctx, const rt_hp_event *e)
 {
 	told *w = ctx;
 	assert_int_equal(e->seq, w->n);
-	w->ev = realloc(w->ev, (w->n + 1) * sizeof *w->ev);
+	if (w->n == w->cap) {
+		w->cap = w->cap ? 2 * w->cap : 1024;
+		w->ev = realloc(w->ev, w->cap * sizeof *w->ev);
+	}
 	w->ev[w->n++] = *e;
 }
 
@@ -436,7 +439,7 @@ static void tell_fn(void *ctx, const rt_hp_event *e)
  * release's `born` is its own block's allocation event. */
 static void check_born(const char *body, size_t min_releases)
 {
-	told w = {NULL, 0, 0};
+	told w = {NULL, 0, 0, 0};
 	rt_trace *t;
 	rt_hp *h = profile_heard(body, true, tell_fn, &w, &t);
 	for (size_t i = 0; i < w.n; i++) {
