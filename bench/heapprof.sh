@@ -29,6 +29,8 @@
 #   WORKLOAD=w    churn (default) or python3
 #   PY=path       python interpreter (/usr/bin/python3); PY_SCALE=x (0.5)
 #   RAW=1         trace raw, not compressed (rtrace run --compress=no)
+#   BASE=path     also time this rtrace binary (an older build) in turn,
+#                 on the same trace: rows and ratios marked "(BASE)"
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -73,6 +75,12 @@ cmds[rt_folded]="$RTRACE heap -q --collapsed=allocations $trace"
 cmds[ht_folded]="heaptrack_print -f $data -F $out/ht.stacks -p 0 -a 0 -T 0 -l 0"
 cmds[rt_cg]="$RTRACE convert -q --to callgrind -o $out/rt.callgrind $trace"
 order=(rt_report ht_report rt_folded ht_folded rt_cg)
+if [ -n "${BASE:-}" ]; then
+	cmds[b_report]="$BASE heap -q $trace"
+	cmds[b_folded]="$BASE heap -q --collapsed=allocations $trace"
+	cmds[b_cg]="$BASE convert -q --to callgrind -o $out/b.callgrind $trace"
+	order+=(b_report b_folded b_cg)
+fi
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 for t in "${order[@]}"; do # warm-up
 	${cmds[$t]} > "$out/$t.out" 2> /dev/null
@@ -93,7 +101,8 @@ med() { tr ' ' '\n' <<< "$1" | grep . | median; }
 printf '\n%-48s %9s %9s %11s\n' tool "median s" "CPU s" "peak MB"
 declare -A label=([rt_report]="rtrace heap" [ht_report]="heaptrack_print" \
 	[rt_folded]="rtrace heap --collapsed=allocations" [ht_folded]="heaptrack_print -F (flame-graph stacks)" \
-	[rt_cg]="rtrace convert --to callgrind")
+	[rt_cg]="rtrace convert --to callgrind" [b_report]="rtrace heap (BASE)" \
+	[b_folded]="rtrace heap --collapsed=allocations (BASE)" [b_cg]="rtrace convert --to callgrind (BASE)")
 for t in "${order[@]}"; do
 	printf '%-48s %9s %9s %11s\n' "${label[$t]}" "$(med "${times[$t]}")" "$(med "${cpus[$t]}")" \
 		"$(awk -v k="$(med "${mems[$t]}")" 'BEGIN { printf "%.1f", k / 1024 }')"
@@ -109,6 +118,11 @@ echo
 ratio report rt_report ht_report
 ratio "flame-graph stacks" rt_folded ht_folded
 ratio "callgrind profile (against -F)" rt_cg ht_folded
+if [ -n "${BASE:-}" ]; then
+	ratio "report (BASE)" b_report ht_report
+	ratio "flame-graph stacks (BASE)" b_folded ht_folded
+	ratio "callgrind profile (BASE, against -F)" b_cg ht_folded
+fi
 echo
 echo "summaries (rtrace heap, then heaptrack_print):"
 (cd "$out" && grep -E '^(calls to|temporary|peak heap|total memory leaked)' rt_report.out ht_report.out)

@@ -62,12 +62,18 @@ RTRACE_API void rt_hp_free(rt_hp *h);
  * resource, or of the filter's; other calls are ignored). c is not kept: its arguments are
  * released. Calls come in record order. */
 RTRACE_API void rt_hp_feed(rt_hp *h, rt_trace *t, const rt_call *c);
+/* Accounts calls[0 .. n) of t in order, as rt_hp_feed each would (their
+ * arguments are released), fetching the blocks of the calls ahead where
+ * the lookahead is on, without queueing: for a reader that hands over
+ * its calls by batches. */
+RTRACE_API void rt_hp_feed_calls(rt_hp *h, rt_trace *t, const rt_call *calls, size_t n);
 /* On: rt_hp_feed accounts each call a few calls later, having fetched
  * its block's memory meanwhile (faster where the live blocks outgrow
  * the caches). Until rt_hp_finish the profile's figures then lag behind
  * the calls fed: only for readers of the finished profile. */
 RTRACE_API void rt_hp_set_lookahead(rt_hp *h, bool on);
-/* Closes the pass: the leaked and peak costs of each site. Call once,
+/* Closes the pass: the leaked and peak costs of each site (the live
+ * blocks go: nothing more can be fed). Call once,
  * after the last call was fed. */
 RTRACE_API void rt_hp_finish(rt_hp *h);
 /* Adds the calls the tracer's lifetime filter dropped (rt_dropped) to

@@ -53,13 +53,16 @@ static char *churn_body(int n)
 	return b;
 }
 
-/* The profile of body, its calls queued (lookahead) or accounted at once. */
-static rt_hp *profile_ahead(const char *body, bool ahead, rt_trace **tp)
+/* The profile of body, its calls queued (lookahead) or accounted at
+ * once, fn (if any) listening. */
+static rt_hp *profile_heard(const char *body, bool ahead, rt_hp_listener fn, void *ctx, rt_trace **tp)
 {
 	size_t n = strlen(HEADER) + strlen(body) + 1;
 	char *buf = malloc(n);
 	snprintf(buf, n, "%s%s", HEADER, body);
 	rt_hp *h = rt_hp_new();
+	if (fn)
+		rt_hp_set_listener(h, fn, ctx);
 	rt_hp_set_lookahead(h, ahead);
 	rt_trace *t = rt_trace_new();
 	rt_read_opts o = {0, feed, NULL, h};
@@ -69,6 +72,11 @@ static rt_hp *profile_ahead(const char *body, bool ahead, rt_trace **tp)
 	free(buf);
 	*tp = t;
 	return h;
+}
+
+static rt_hp *profile_ahead(const char *body, bool ahead, rt_trace **tp)
+{
+	return profile_heard(body, ahead, NULL, NULL, tp);
 }
 
 static void lookahead_same_profile_of(int n, uint64_t min_leaked)
@@ -91,13 +99,14 @@ static void lookahead_same_profile_of(int n, uint64_t min_leaked)
 
 /* With the lookahead, the calls are accounted later but in order: the
  * same summary and the same costs per site, across a table growth; and
- * across the growth past the size where the lookahead starts (8192
- * slots: up to there calls are accounted at once). */
+ * across the growth past the size where the lookahead starts (16384
+ * slots: up to there calls are accounted at once; 14000 live blocks
+ * outgrow them). */
 static void lookahead_same_profile(void **state)
 {
 	(void)state;
 	for (int big = 0; big < 2; big++)
-		lookahead_same_profile_of(big ? 100000 : 6000, big ? 6000 : 400);
+		lookahead_same_profile_of(big ? 200000 : 6000, big ? 12000 : 400);
 }
 
 static void feed(void *ctx, rt_trace *t, const rt_call *c)
@@ -409,6 +418,159 @@ static void series_buckets(void **state)
 	rt_trace_free(t);
 }
 
+/* What a listener was told: each event by its number. */
+typedef struct told {
+	rt_hp_event *ev;
+	size_t n, cap, releases;
+} told;
+
+static void tell_fn(void *ctx, const rt_hp_event *e)
+{
+	told *w = ctx;
+	assert_int_equal(e->seq, w->n);
+	if (w->n == w->cap) {
+		w->cap = w->cap ? 2 * w->cap : 1024;
+		w->ev = realloc(w->ev, w->cap * sizeof *w->ev);
+	}
+	w->ev[w->n++] = *e;
+}
+
+/* The listener's events of text trace body (after HEADER), checked: a
+ * release's `born` is its own block's allocation event. */
+static void check_born(const char *body, size_t min_releases)
+{
+	told w = {NULL, 0, 0, 0};
+	rt_trace *t;
+	rt_hp *h = profile_heard(body, true, tell_fn, &w, &t);
+	for (size_t i = 0; i < w.n; i++) {
+		const rt_hp_event *e = &w.ev[i];
+		if (e->alloc)
+			continue;
+		w.releases++;
+		assert_true(e->born < e->seq && w.ev[e->born].alloc);
+		assert_int_equal(w.ev[e->born].size, e->size);
+		assert_int_equal(w.ev[e->born].site, e->site);
+	}
+	assert_int_equal(w.releases, rt_hp_get_summary(h)->frees);
+	assert_true(w.releases >= min_releases);
+	free(w.ev);
+	rt_hp_free(h);
+	rt_trace_free(t);
+}
+
+/* Each block's event number is kept beside the table across its
+ * growths (to 32768 slots, lookahead on) and across the backward shifts
+ * of deletion: 64 blocks whose addresses share a home slot in the first
+ * table (1024 slots, the top 10 bits of the address times 2^64/phi),
+ * released from the cluster's front. */
+static void listener_born(void **state)
+{
+	(void)state;
+	char *body = churn_body(200000);
+	check_born(body, 60000);
+	free(body);
+	size_t cap = 64 * 128, len = 0;
+	body = malloc(cap);
+	uint64_t addr[64];
+	for (uint64_t k = 1, n = 0; n < 64; k++)
+		if ((k * 16 * 0x9e3779b97f4a7c15ull) >> 54 == 0)
+			addr[n++] = k * 16;
+	for (int i = 0; i < 64; i++)
+		len += (size_t)snprintf(body + len, cap - len, "%d. malloc(%d) = 0x%llx\n%s", i + 1, i + 1,
+					(unsigned long long)addr[i], i % 2 ? A : B);
+	for (int i = 0; i < 64; i++)
+		len += (size_t)snprintf(body + len, cap - len, "%d. free(0x%llx)\n\n", i + 65,
+					(unsigned long long)addr[(i * 7) % 64]);
+	check_born(body, 64);
+	free(body);
+}
+
+/* Blocks of 2^32 - 1 bytes and more keep their sizes (beside the block
+ * table, whose slots hold 32 bits): in the totals, the peak, the leaks,
+ * the temporary rule; more of them than the first wide table holds. */
+static void wide_sizes(void **state)
+{
+	(void)state;
+	char body[8192];
+	size_t len = (size_t)snprintf(body, sizeof body,
+				      "1. malloc(5000000000) = 0x10\n" A
+				      "2. malloc(4294967295) = 0x20\n" B
+				      "3. malloc(4294967294) = 0x30\n" B
+				      "4. free(0x30)\n\n" /* temporary: the same pair */
+				      "5. malloc(5000000000) = 0x40\n" A
+				      "6. free(0x40)\n\n" /* temporary: 5000000000 kept whole */
+				      "7. free(0x20)\n\n");
+	for (int i = 0; i < 40; i++) /* 0x1000 ... : 20 left live */
+		len += (size_t)snprintf(body + len, sizeof body - len, "%d. malloc(%llu) = 0x%x\n" C, 8 + i,
+					(unsigned long long)(1ull << 33) + (unsigned)i, 0x1000 + i * 16);
+	for (int i = 0; i < 40; i += 2)
+		len += (size_t)snprintf(body + len, sizeof body - len, "%d. free(0x%x)\n\n", 48 + i, 0x1000 + i * 16);
+	rt_trace *t;
+	rt_hp *h = profile(body, &t);
+	const rt_hp_summary *s = rt_hp_get_summary(h);
+	uint64_t c_all = 0, c_kept = 0;
+	for (unsigned i = 0; i < 40; i++) {
+		c_all += (1ull << 33) + i;
+		c_kept += i % 2 ? (1ull << 33) + i : 0;
+	}
+	assert_int_equal(s->total.allocations, 44);
+	assert_int_equal(s->total.temporary, 2);
+	assert_int_equal(s->total.bytes, 10000000000ull + 4294967295ull + 4294967294ull + c_all);
+	assert_int_equal(s->total.peak, 5000000000ull + c_all);
+	assert_int_equal(s->total.leaked, 5000000000ull + c_kept);
+	assert_int_equal(s->leaked_blocks, 21);
+	assert_int_equal(site(h, t, 0x1001)->temporary, 1);
+	assert_int_equal(site(h, t, 0x1002)->temporary, 1);
+	assert_int_equal(site(h, t, 0x1003)->leaked, c_kept);
+	rt_hp_free(h);
+	rt_trace_free(t);
+}
+
+/* Calls handed over by batches (the reader keeps them here) make the
+ * profile that calls fed one at a time make, lookahead on or off; the
+ * first three quarters fed one at a time (with the lookahead, the last
+ * 16 are still queued when the batches come: 16000 live blocks, 32768
+ * slots). */
+static void batch_same_profile(void **state)
+{
+	(void)state;
+	char *body = churn_body(300000);
+	size_t n = strlen(HEADER) + strlen(body) + 1;
+	char *buf = malloc(n);
+	snprintf(buf, n, "%s%s", HEADER, body);
+	rt_trace *t0;
+	rt_hp *h0 = profile_ahead(body, false, &t0);
+	for (int ahead = 0; ahead < 2; ahead++) {
+		rt_trace *t = rt_trace_new();
+		rt_diag err;
+		assert_int_equal(rt_text_read_mem(t, buf, n - 1, "t.txt", NULL, NULL, &err), 0);
+		rt_hp *h = rt_hp_new();
+		rt_hp_set_lookahead(h, ahead);
+		const rt_call *calls = rt_trace_calls_const(t);
+		size_t nc = rt_trace_call_count(t);
+		size_t i = 0;
+		for (; i < nc / 4 * 3; i++)
+			rt_hp_feed(h, t, &calls[i]);
+		for (; i < nc; i += 1000)
+			rt_hp_feed_calls(h, t, calls + i, nc - i < 1000 ? nc - i : 1000);
+		rt_hp_finish(h);
+		assert_memory_equal(rt_hp_get_summary(h0), rt_hp_get_summary(h), sizeof(rt_hp_summary));
+		assert_int_equal(rt_hp_site_count(h0), rt_hp_site_count(h));
+		for (size_t i = 0; i < rt_hp_site_count(h0); i++) {
+			const rt_hp_site *a = rt_hp_site_at(h0, i), *b = rt_hp_site_at(h, i);
+			assert_memory_equal(&a->cost, &b->cost, sizeof a->cost);
+			assert_int_equal(a->bt, b->bt);
+			assert_int_equal(a->first_index, b->first_index);
+		}
+		rt_hp_free(h);
+		rt_trace_free(t);
+	}
+	rt_hp_free(h0);
+	rt_trace_free(t0);
+	free(buf);
+	free(body);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -420,6 +582,9 @@ int main(void)
 		cmocka_unit_test(heaptrack_records),
 		cmocka_unit_test(series_buckets),
 		cmocka_unit_test(lookahead_same_profile),
+		cmocka_unit_test(listener_born),
+		cmocka_unit_test(wide_sizes),
+		cmocka_unit_test(batch_same_profile),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,11 @@
 /* Streaming heap profile. One pass over the calls, none of them kept:
- *  - live blocks sit in an open-addressing table keyed by address
- *    (size and allocation site), deleted by backward shift;
+ *  - live blocks sit in an open-addressing table keyed by address,
+ *    deleted by backward shift, 16 bytes a slot: the address, a 32-bit
+ *    size (blocks of 4 GB and more have theirs in a second, small table)
+ *    and the site, whose top bit marks a block the filter left out; the
+ *    number of each block's allocation event, which only a listener
+ *    needs, is kept beside the slots then (python3's 2^18 slots: 4 MB,
+ *    8 MB at 32 bytes a slot; the table is the pass's cache misses);
  *  - allocation sites are the trace's distinct backtraces, indexed by
  *    backtrace id, each with its costs and its live bytes;
  *  - the peak's owners without a second pass: a new global peak starts a
@@ -29,7 +34,10 @@
  * cache miss was the cost of a call where the live blocks outgrow the
  * caches (python3: over 100k blocks, 8 MB of slots; rt_hp_feed a third of
  * `rtrace convert --to callgrind`'s time). The order of the calls, and
- * so every figure, is the same. */
+ * so every figure, is the same. A batch of calls (rt_hp_feed_calls)
+ * needs no queue: the slots of the calls ahead in the batch are fetched.
+ * The types of calls profiled are a byte per resource type (gate), the
+ * one test most calls pass before the work. */
 #include "rtrace/heapprof.h"
 #include "util/util.h"
 
@@ -38,15 +46,29 @@
 #include <sys/mman.h>
 
 #define EMPTY UINT32_MAX
+#define OUT 0x80000000u /* block.site: left out by the filter */
+#define WIDE UINT32_MAX /* block.size: 2^32 - 1 bytes or more, in rt_hp.wide */
 #define LOOKAHEAD 16 /* calls queued: ~16 calls' work hides a miss to DRAM */
-#define SMALL_TABLE 8192 /* slots (256 KB): no lookahead up to this size */
+#define SMALL_TABLE 16384 /* slots (256 KB): no lookahead up to this size */
 
+/* 16 bytes, four to a cache line (python3: 2^18 slots, 4 MB; 8 MB when
+ * a slot also held a 64-bit size and the event number, 32 bytes). */
 typedef struct block {
-	uint64_t addr, size;
-	uint64_t born; /* the number of its allocation's event (rt_hp_event.seq) */
-	uint32_t site; /* EMPTY: a free slot */
-	bool out;      /* left out by the filter: kept for the temporary rule only */
+	uint64_t addr;
+	uint32_t size; /* WIDE: the size is rt_hp.wide's */
+	uint32_t site; /* EMPTY: a free slot; | OUT: left out by the filter,
+			* kept for the temporary rule only */
 } block;
+
+/* An open-addressing table keyed by address, deleted by backward shift,
+ * with a 64-bit value per slot beside the slots where one is kept (aux):
+ * the blocks' event numbers for a listener, the wide blocks' sizes. */
+typedef struct table {
+	block *slots;
+	uint64_t *aux; /* NULL: none */
+	size_t nslots, nlive;
+	unsigned shift; /* 64 - log2(nslots): home() keeps the product's top bits */
+} table;
 
 typedef struct site {
 	rt_hp_site pub;
@@ -61,11 +83,13 @@ typedef struct pair {
 	bool valid;
 } pair;
 
+/* gate[res_type]: what the fast path does with a call of that type */
+enum { GATE_ASK = 0, GATE_FEED, GATE_SKIP };
+
 struct rt_hp {
-	block *blocks;
-	size_t nslots, nlive;
-	unsigned shift; /* 64 - log2(nslots): home() keeps the product's top bits */
-	size_t nout; /* of the live blocks, those the filter left out */
+	table blocks; /* aux: each block's allocation event number, with a listener */
+	table wide;   /* aux: the size of each block of WIDE size */
+	size_t nout;  /* of the live blocks, those the filter left out */
 	site *sites;
 	size_t nsites, csites;
 	uint32_t *by_bt; /* backtrace id + 1 -> site + 1 */
@@ -73,7 +97,7 @@ struct rt_hp {
 	uint64_t live, epoch;
 	uint64_t day; /* added to call times: days passed since the first */
 	pair last, first;
-	uint8_t is_mem[RT_MAX_RESOURCES + 1]; /* 0 unknown, 1 memory, 2 other */
+	uint8_t gate[256]; /* by res_type; all GATE_SKIP once closed */
 	rt_hp_summary sum;
 	rt_hp_listener listen; /* told every block event, or NULL */
 	void *listen_ctx;
@@ -88,36 +112,14 @@ struct rt_hp {
 	size_t qhead, nq;
 };
 
-void rt_hp_set_filter(rt_hp *h, rt_hp_filter *f)
-{
-	h->filter = f;
-}
-
-void rt_hp_set_listener(rt_hp *h, rt_hp_listener fn, void *ctx)
-{
-	h->listen = fn;
-	h->listen_ctx = ctx;
-}
-
-static void tell(rt_hp *h, bool alloc, uint32_t si, uint64_t size, uint64_t born)
-{
-	uint64_t seq = h->seq++;
-	if (!h->listen)
-		return;
-	rt_hp_event e = {alloc, si, size, h->sum.timed ? h->now_us - h->sum.first_us : 0, seq,
-			 alloc ? seq : born, !alloc && h->temporary, h->sum.timed};
-	h->listen(h->listen_ctx, &e);
-}
-
 /* Slots for n blocks. A table of 2 MB or more is put in huge pages
  * where the kernel gives them on request: each call touches a random
  * slot, and with 4 KB pages each was also a TLB miss (python3: 8 MB of
  * slots, 2048 pages; perf put half of rt_hp_feed's samples on the
  * instruction after the lookahead's prefetch). */
-static block *alloc_slots(size_t n)
+static void *alloc_slots(size_t bytes)
 {
 	const size_t huge = 2u << 20;
-	size_t bytes = n * sizeof(block);
 	void *p = NULL;
 	if (bytes < huge || posix_memalign(&p, huge, bytes))
 		return rt_xmalloc(bytes);
@@ -127,31 +129,22 @@ static block *alloc_slots(size_t n)
 	return p;
 }
 
-/* A block table of n free slots. */
-static void new_slots(rt_hp *h, size_t n)
+/* n free slots (a power of 2), values beside them when aux. */
+static void table_init(table *tb, size_t n, bool aux)
 {
-	h->nslots = n;
-	h->shift = 64 - (unsigned)__builtin_ctzll(n);
-	h->blocks = alloc_slots(n);
+	tb->nslots = n;
+	tb->nlive = 0;
+	tb->shift = 64 - (unsigned)__builtin_ctzll(n);
+	tb->slots = alloc_slots(n * sizeof *tb->slots);
+	tb->aux = aux ? alloc_slots(n * sizeof *tb->aux) : NULL;
 	for (size_t i = 0; i < n; i++)
-		h->blocks[i].site = EMPTY;
+		tb->slots[i].site = EMPTY;
 }
 
-rt_hp *rt_hp_new(void)
+static void table_free(table *tb)
 {
-	rt_hp *h = rt_xcalloc(1, sizeof *h);
-	new_slots(h, 1024);
-	return h;
-}
-
-void rt_hp_free(rt_hp *h)
-{
-	if (!h)
-		return;
-	free(h->blocks);
-	free(h->sites);
-	free(h->by_bt);
-	free(h);
+	free(tb->slots);
+	free(tb->aux);
 }
 
 /* Fibonacci hashing: one multiplication, the top bits. Addresses are
@@ -159,51 +152,128 @@ void rt_hp_free(rt_hp *h)
  * multiplicative hashing) at a third of rt_mix64's latency (two
  * multiplications, three shifts), which is on the path to the slot's
  * load: the table's cache miss is the cost of a call (python3: over
- * 100k live blocks, 8 MB of slots, past L2). */
-static size_t home(const rt_hp *h, uint64_t addr)
+ * 100k live blocks, past L2). */
+static inline size_t home(const table *tb, uint64_t addr)
 {
-	return (size_t)((addr * 0x9e3779b97f4a7c15ull) >> h->shift);
+	return (size_t)((addr * 0x9e3779b97f4a7c15ull) >> tb->shift);
 }
 
 /* The block at addr, or the free slot where it would go. */
-static block *probe(const rt_hp *h, uint64_t addr)
+static inline block *probe(const table *tb, uint64_t addr)
 {
-	for (size_t i = home(h, addr);; i = (i + 1) & (h->nslots - 1)) {
-		block *b = &h->blocks[i];
+	for (size_t i = home(tb, addr);; i = (i + 1) & (tb->nslots - 1)) {
+		block *b = &tb->slots[i];
 		if (b->site == EMPTY || b->addr == addr)
 			return b;
 	}
 }
 
-static void grow_blocks(rt_hp *h)
+static inline uint64_t *aux_of(const table *tb, const block *b)
 {
-	block *old = h->blocks;
-	size_t nold = h->nslots;
-	new_slots(h, nold * 2);
-	for (size_t i = 0; i < nold; i++)
-		if (old[i].site != EMPTY)
-			*probe(h, old[i].addr) = old[i];
-	free(old);
+	return &tb->aux[b - tb->slots];
+}
+
+/* Twice the slots, the blocks placed again. */
+static __attribute__((noinline)) void table_grow(table *tb)
+{
+	table old = *tb;
+	table_init(tb, old.nslots * 2, old.aux != NULL);
+	tb->nlive = old.nlive;
+	for (size_t i = 0; i < old.nslots; i++) {
+		if (old.slots[i].site == EMPTY)
+			continue;
+		block *b = probe(tb, old.slots[i].addr);
+		*b = old.slots[i];
+		if (tb->aux)
+			*aux_of(tb, b) = old.aux[i];
+	}
+	table_free(&old);
+}
+
+/* Room for one more block: at most 70% of the slots used. */
+static inline void table_reserve(table *tb)
+{
+	if ((tb->nlive + 1) * 10 > tb->nslots * 7)
+		table_grow(tb);
 }
 
 /* Linear-probing deletion by backward shift: no tombstones. */
-static void erase(rt_hp *h, block *b)
+static __attribute__((noinline)) void shift_back(table *tb, size_t i)
 {
-	size_t mask = h->nslots - 1, i = (size_t)(b - h->blocks);
-	for (size_t j = (i + 1) & mask; h->blocks[j].site != EMPTY; j = (j + 1) & mask) {
-		size_t k = home(h, h->blocks[j].addr);
+	size_t mask = tb->nslots - 1;
+	for (size_t j = (i + 1) & mask; tb->slots[j].site != EMPTY; j = (j + 1) & mask) {
+		size_t k = home(tb, tb->slots[j].addr);
 		if (((j - k) & mask) >= ((j - i) & mask)) {
-			h->blocks[i] = h->blocks[j];
+			tb->slots[i] = tb->slots[j];
+			if (tb->aux)
+				tb->aux[i] = tb->aux[j];
 			i = j;
 		}
 	}
-	h->blocks[i].site = EMPTY;
-	h->nlive--;
+	tb->slots[i].site = EMPTY;
 }
 
-static uint32_t site_of(rt_hp *h, uint32_t bt)
+/* Most slots are followed by a free one (the table is at most 70% full,
+ * and spread): then the slot is just freed. */
+static inline void table_erase(table *tb, block *b)
 {
-	size_t k = bt == RT_NONE ? 0 : (size_t)bt + 1;
+	size_t i = (size_t)(b - tb->slots);
+	tb->nlive--;
+	if (tb->slots[(i + 1) & (tb->nslots - 1)].site == EMPTY)
+		b->site = EMPTY;
+	else
+		shift_back(tb, i);
+}
+
+void rt_hp_set_filter(rt_hp *h, rt_hp_filter *f)
+{
+	h->filter = f;
+}
+
+/* With a listener, each block keeps the number of its allocation's event
+ * (rt_hp_event.born) beside the table. Set before the pass. */
+void rt_hp_set_listener(rt_hp *h, rt_hp_listener fn, void *ctx)
+{
+	h->listen = fn;
+	h->listen_ctx = ctx;
+	if (fn && !h->blocks.aux) {
+		h->blocks.aux = alloc_slots(h->blocks.nslots * sizeof *h->blocks.aux);
+		memset(h->blocks.aux, 0, h->blocks.nslots * sizeof *h->blocks.aux);
+	}
+}
+
+static void tell(rt_hp *h, bool alloc, uint32_t si, uint64_t size, uint64_t born)
+{
+	uint64_t seq = h->seq - 1;
+	rt_hp_event e = {alloc, si, size, h->sum.timed ? h->now_us - h->sum.first_us : 0, seq,
+			 alloc ? seq : born, !alloc && h->temporary, h->sum.timed};
+	h->listen(h->listen_ctx, &e);
+}
+
+rt_hp *rt_hp_new(void)
+{
+	rt_hp *h = rt_xcalloc(1, sizeof *h);
+	table_init(&h->blocks, 1024, false);
+	table_init(&h->wide, 16, true);
+	for (size_t i = RT_MAX_RESOURCES + 1; i < sizeof h->gate; i++)
+		h->gate[i] = GATE_SKIP;
+	return h;
+}
+
+void rt_hp_free(rt_hp *h)
+{
+	if (!h)
+		return;
+	table_free(&h->blocks);
+	table_free(&h->wide);
+	free(h->sites);
+	free(h->by_bt);
+	free(h);
+}
+
+/* The site of a new backtrace (or a first one past by_bt's end). */
+static uint32_t new_site(rt_hp *h, size_t k, uint32_t bt)
+{
 	if (k >= h->nby_bt) {
 		size_t n = h->nby_bt ? h->nby_bt : 256;
 		while (n <= k)
@@ -212,7 +282,7 @@ static uint32_t site_of(rt_hp *h, uint32_t bt)
 		memset(h->by_bt + h->nby_bt, 0, (n - h->nby_bt) * sizeof *h->by_bt);
 		h->nby_bt = n;
 	}
-	if (!h->by_bt[k]) {
+	if (!h->by_bt[k]) { /* sites stay below OUT: 2^31 of them are 170 GB */
 		if (h->nsites == h->csites) {
 			h->csites = h->csites ? h->csites * 2 : 256;
 			h->sites = rt_xrealloc(h->sites, h->csites * sizeof *h->sites);
@@ -223,8 +293,17 @@ static uint32_t site_of(rt_hp *h, uint32_t bt)
 	return h->by_bt[k] - 1;
 }
 
+/* by_bt is indexed by bt + 1: RT_NONE's is 0 (uint32_t wraps). */
+static inline uint32_t site_of(rt_hp *h, uint32_t bt)
+{
+	uint32_t k = bt + 1;
+	if (k < h->nby_bt && h->by_bt[k])
+		return h->by_bt[k] - 1;
+	return new_site(h, k, bt);
+}
+
 /* Takes the site's bytes at the latest peak before they change. */
-static site *touch(rt_hp *h, uint32_t i)
+static inline site *touch(rt_hp *h, uint32_t i)
 {
 	site *s = &h->sites[i];
 	if (s->epoch != h->epoch) {
@@ -234,49 +313,59 @@ static site *touch(rt_hp *h, uint32_t i)
 	return s;
 }
 
-static void release(rt_hp *h, block *b)
+static inline uint64_t size_of(const rt_hp *h, const block *b)
 {
-	site *s = touch(h, b->site);
-	tell(h, false, b->site, b->size, b->born);
-	s->live -= b->size;
+	return b->size != WIDE ? b->size : *aux_of(&h->wide, probe(&h->wide, b->addr));
+}
+
+/* Takes block b (its size is size_of's) out of the tables. */
+static inline void drop(rt_hp *h, block *b)
+{
+	if (b->size == WIDE)
+		table_erase(&h->wide, probe(&h->wide, b->addr));
+	table_erase(&h->blocks, b);
+}
+
+static inline __attribute__((always_inline)) void release(rt_hp *h, block *b, uint64_t size)
+{
+	uint32_t si = b->site;
+	site *s = touch(h, si);
+	h->seq++;
+	if (h->listen)
+		tell(h, false, si, size, *aux_of(&h->blocks, b));
+	s->live -= size;
 	s->nlive--;
-	h->live -= b->size;
-	erase(h, b);
+	h->live -= size;
+	drop(h, b);
 }
 
 /* A block the filter left out goes without a trace in the costs. */
 static void forget(rt_hp *h, block *b)
 {
 	h->nout--;
-	erase(h, b);
+	drop(h, b);
 }
 
-/* An allocation; `out`: left out by the filter, yet kept so that the
- * temporary rule sees the program's whole sequence of calls, as
- * heaptrack_print's --filter-bt-function does. */
-static void on_alloc(rt_hp *h, const rt_call *c, uint64_t now, uint32_t si, bool out)
+/* Records a block at free slot b of the table. */
+static void put(rt_hp *h, block *b, const rt_call *c, uint32_t si)
 {
-	if ((h->nlive + 1) * 10 > h->nslots * 7)
-		grow_blocks(h);
-	block *b = probe(h, c->res_id);
-	if (b->site != EMPTY) { /* its release was not recorded */
-		if (b->out)
-			forget(h, b);
-		else
-			release(h, b);
-		b = probe(h, c->res_id);
+	bool wide = c->size >= WIDE;
+	*b = (block){c->res_id, wide ? WIDE : (uint32_t)c->size, si};
+	if (h->blocks.aux)
+		*aux_of(&h->blocks, b) = h->seq;
+	h->blocks.nlive++;
+	if (wide) {
+		table_reserve(&h->wide);
+		block *w = probe(&h->wide, c->res_id);
+		*w = (block){c->res_id, 0, 0};
+		*aux_of(&h->wide, w) = c->size;
+		h->wide.nlive++;
 	}
-	*b = (block){c->res_id, c->size, h->seq, si, out};
-	h->nlive++;
-	h->last = (pair){c->size, si, true};
-	if (!h->first.valid)
-		h->first = h->last;
-	if (!h->sites[si].pub.cost.allocations)
-		h->sites[si].pub.first_index = c->index;
-	if (out) {
-		h->nout++;
-		return;
-	}
+}
+
+/* An allocation's costs, a peak it sets. */
+static inline void account(rt_hp *h, const rt_call *c, uint64_t now, uint32_t si)
+{
 	site *s = touch(h, si);
 	s->live += c->size;
 	s->nlive++;
@@ -291,41 +380,70 @@ static void on_alloc(rt_hp *h, const rt_call *c, uint64_t now, uint32_t si, bool
 		h->sum.peak_us = now;
 		h->epoch++;
 	}
-	tell(h, true, si, c->size, 0);
+	h->seq++;
+	if (h->listen)
+		tell(h, true, si, c->size, 0);
 }
 
-static void on_free(rt_hp *h, const rt_call *c)
+/* An allocation; `out`: left out by the filter, yet kept so that the
+ * temporary rule sees the program's whole sequence of calls, as
+ * heaptrack_print's --filter-bt-function does. */
+static inline void on_alloc(rt_hp *h, const rt_call *c, uint64_t now, uint32_t si, bool out)
 {
-	block *b = probe(h, c->res_id);
+	table_reserve(&h->blocks);
+	block *b = probe(&h->blocks, c->res_id);
+	if (b->site != EMPTY) { /* its release was not recorded */
+		if (b->site & OUT)
+			forget(h, b);
+		else
+			release(h, b, size_of(h, b));
+		b = probe(&h->blocks, c->res_id);
+	}
+	put(h, b, c, out ? si | OUT : si);
+	h->last = (pair){c->size, si, true};
+	if (!h->first.valid)
+		h->first = h->last;
+	if (!h->sites[si].pub.cost.allocations)
+		h->sites[si].pub.first_index = c->index;
+	if (out)
+		h->nout++;
+	else
+		account(h, c, now, si);
+}
+
+static inline void on_free(rt_hp *h, const rt_call *c)
+{
+	block *b = probe(&h->blocks, c->res_id);
 	if (b->site == EMPTY)
 		return;
-	if (b->out) {
+	if (b->site & OUT) {
 		h->last = h->first;
 		forget(h, b);
 		return;
 	}
-	h->temporary = h->last.valid && h->last.size == b->size && h->last.site == b->site;
+	uint64_t size = size_of(h, b);
+	h->temporary = h->last.valid && h->last.size == size && h->last.site == b->site;
 	if (h->temporary) {
 		h->sites[b->site].pub.cost.temporary++;
 		h->sum.total.temporary++;
 	}
 	h->last = h->first;
 	h->sum.frees++;
-	release(h, b);
+	release(h, b, size);
 	h->temporary = false;
 }
 
 static bool is_profiled(rt_hp *h, rt_trace *t, uint8_t type)
 {
-	if (!h->is_mem[type])
-		h->is_mem[type] = rt_hp_filter_resource(h->filter, t, type) ? 1 : 2;
-	return h->is_mem[type] == 1;
+	if (h->gate[type] == GATE_ASK)
+		h->gate[type] = rt_hp_filter_resource(h->filter, t, type) ? GATE_FEED : GATE_SKIP;
+	return h->gate[type] == GATE_FEED;
 }
 
 /* Call times are microseconds since midnight: a time more than half a
  * day before the last one is the next day's. Returns the time on a line
  * that does not wrap. */
-static uint64_t timeline(rt_hp *h, uint64_t us)
+static inline uint64_t timeline(rt_hp *h, uint64_t us)
 {
 	const uint64_t day = 86400000000u;
 	us += h->day;
@@ -341,22 +459,28 @@ static uint64_t timeline(rt_hp *h, uint64_t us)
 	return us;
 }
 
-/* Whether c is past the filter's ranges (which closes the profile);
- * *out: an allocation the filter does not select. */
+/* Whether c is past the filter's ranges (which closes the profile:
+ * every type's gate shuts); *out: an allocation the filter does not
+ * select. */
 static bool past_filter(rt_hp *h, const rt_trace *t, const rt_call *c, uint64_t now, bool *out)
 {
 	uint64_t rel = h->sum.timed ? now - h->sum.first_us : 0;
 	if (rt_hp_filter_past(h->filter, c, rel)) {
 		h->closed = true;
+		memset(h->gate, GATE_SKIP, sizeof h->gate);
 		return true;
 	}
 	*out = c->kind == RT_CALL_ALLOC && !rt_hp_filter_alloc(h->filter, t, c, rel);
 	return false;
 }
 
-static void feed_now(rt_hp *h, rt_trace *t, const rt_call *c)
+/* One call: the type's gate (a byte per type: profiled, not, not known
+ * yet) is the only test before the work on most calls. */
+static inline __attribute__((always_inline)) void feed_now(rt_hp *h, rt_trace *t, const rt_call *c)
 {
-	if (h->closed || c->kind == RT_CALL_DEAD || c->res_type > RT_MAX_RESOURCES || !is_profiled(h, t, c->res_type))
+	if (h->gate[c->res_type] != GATE_FEED && (h->closed || !is_profiled(h, t, c->res_type)))
+		return;
+	if (c->kind != RT_CALL_ALLOC && c->kind != RT_CALL_FREE)
 		return;
 	/* the call's time on the profile's line, passed along rather than a
 	 * copy of the call with it (a 56-byte copy per call) */
@@ -377,13 +501,36 @@ void rt_hp_set_lookahead(rt_hp *h, bool on)
 	h->lookahead = on;
 }
 
+/* One call at once, out of line for the queue's and the batches' uses. */
+static __attribute__((noinline)) void feed_one(rt_hp *h, rt_trace *t, const rt_call *c)
+{
+	feed_now(h, t, c);
+}
+
 /* Accounts the queued calls. */
 static void drain(rt_hp *h)
 {
 	for (; h->nq; h->nq--, h->qhead = (h->qhead + 1) % LOOKAHEAD)
-		feed_now(h, h->qt, &h->q[h->qhead]);
+		feed_one(h, h->qt, &h->q[h->qhead]);
 }
 
+/* The lookahead: c waits while its slot is fetched, the oldest goes. */
+static __attribute__((noinline)) void enqueue(rt_hp *h, rt_trace *t, const rt_call *c)
+{
+	if (h->nq && t != h->qt)
+		drain(h);
+	__builtin_prefetch(&h->blocks.slots[home(&h->blocks, c->res_id)]);
+	if (h->nq == LOOKAHEAD) {
+		feed_one(h, t, &h->q[h->qhead]);
+		h->qhead = (h->qhead + 1) % LOOKAHEAD;
+		h->nq--;
+	}
+	h->q[(h->qhead + h->nq++) % LOOKAHEAD] = *c;
+	h->qt = t;
+}
+
+/* The queue and the batches go out of line, so that a call accounted at
+ * once (churn: every call) pays for no more than its own work. */
 void rt_hp_feed(rt_hp *h, rt_trace *t, const rt_call *c)
 {
 	if (c->args != RT_NONE)
@@ -391,20 +538,28 @@ void rt_hp_feed(rt_hp *h, rt_trace *t, const rt_call *c)
 	/* a table that fits in L2 misses no cache: nothing to hide, and the
 	 * queue's copy of each call was a tenth of `rtrace heap` on churn
 	 * (256 live blocks); the queue starts once the table grows */
-	if (!h->lookahead || (!h->nq && h->nslots <= SMALL_TABLE)) {
+	if (h->lookahead && (h->nq || h->blocks.nslots > SMALL_TABLE))
+		enqueue(h, t, c);
+	else
 		feed_now(h, t, c);
-		return;
+}
+
+/* A batch needs no queue: call i + LOOKAHEAD's slot is fetched while
+ * call i is accounted where it lies (no copy), the calls queued before
+ * first. */
+void rt_hp_feed_calls(rt_hp *h, rt_trace *t, const rt_call *calls, size_t n)
+{
+	drain(h);
+	bool ahead = h->lookahead;
+	for (size_t i = 0; ahead && i < n && i < LOOKAHEAD; i++)
+		__builtin_prefetch(&h->blocks.slots[home(&h->blocks, calls[i].res_id)]);
+	for (size_t i = 0; i < n; i++) {
+		if (ahead && i + LOOKAHEAD < n)
+			__builtin_prefetch(&h->blocks.slots[home(&h->blocks, calls[i + LOOKAHEAD].res_id)]);
+		if (calls[i].args != RT_NONE)
+			rt_trace_release_args(t, calls[i].args);
+		feed_one(h, t, &calls[i]);
 	}
-	if (h->nq && t != h->qt)
-		drain(h);
-	__builtin_prefetch(&h->blocks[home(h, c->res_id)]);
-	if (h->nq == LOOKAHEAD) {
-		feed_now(h, t, &h->q[h->qhead]);
-		h->qhead = (h->qhead + 1) % LOOKAHEAD;
-		h->nq--;
-	}
-	h->q[(h->qhead + h->nq++) % LOOKAHEAD] = *c;
-	h->qt = t;
 }
 
 /* The lifetime filter's dropped calls (rt_dropped): allocations and
@@ -415,7 +570,8 @@ void rt_hp_add_dropped(rt_hp *h, rt_trace *t)
 	drain(h);
 	for (size_t i = 0, n = rt_trace_dropped_count(t); i < n; i++) {
 		const rt_dropped *d = rt_trace_dropped_at(t, i);
-		if (!is_profiled(h, t, d->res_type) || (h->filter && !rt_hp_filter_dropped(h->filter, t, d)))
+		if (d->res_type > RT_MAX_RESOURCES || !rt_hp_filter_resource(h->filter, t, d->res_type) ||
+		    (h->filter && !rt_hp_filter_dropped(h->filter, t, d)))
 			continue;
 		uint32_t si = site_of(h, d->bt); /* may move the sites */
 		site *s = &h->sites[si];
@@ -429,15 +585,21 @@ void rt_hp_add_dropped(rt_hp *h, rt_trace *t)
 	}
 }
 
+/* The block table goes: nothing reads it after the pass, and the
+ * resolution that follows in `rtrace heap` is its peak of memory. */
 void rt_hp_finish(rt_hp *h)
 {
 	drain(h);
 	h->sum.total.leaked = h->live;
-	h->sum.leaked_blocks = h->nlive - h->nout;
+	h->sum.leaked_blocks = h->blocks.nlive - h->nout;
 	for (size_t i = 0; i < h->nsites; i++) {
 		site *s = touch(h, (uint32_t)i);
 		s->pub.cost.leaked = s->live;
 	}
+	table_free(&h->blocks);
+	table_free(&h->wide);
+	table_init(&h->blocks, 16, false);
+	table_init(&h->wide, 16, true);
 }
 
 uint64_t rt_hp_live(const rt_hp *h) { return h->live; }
