@@ -54,6 +54,7 @@ struct rt_bin_zc {
 	uint64_t *sizes;     /* the fast path's size column */
 	size_t scap;
 	bool exact;          /* rt_bin_zc_set_exact */
+	uint64_t fast_frames; /* frames the column at a time path decoded */
 	/* the encoder's: its allocations' addresses by ordinal (ord, counted
 	 * over every chunk), and the last ordinal of each address's slot */
 	uint64_t ering[RING];
@@ -901,7 +902,7 @@ static bool decode(rt_bin_zc *z, const uint8_t *src, size_t len, uint32_t coding
 	    !cut_columns(&d, z->buf, z->buf + got))
 		return false;
 	if (calls && !z->exact && fast(z, &d, n))
-		return true;
+		return ++z->fast_frames;
 	if (!join(z, &d))
 		return false;
 	if (d.o != dst + n)
@@ -913,6 +914,11 @@ static bool decode(rt_bin_zc *z, const uint8_t *src, size_t len, uint32_t coding
 void rt_bin_zc_set_exact(rt_bin_zc *z, bool exact)
 {
 	z->exact = exact;
+}
+
+uint64_t rt_bin_zc_fast_frames(const rt_bin_zc *z)
+{
+	return z->fast_frames;
 }
 
 bool rt_bin_zc_decode(rt_bin_zc *z, const uint8_t *src, size_t len, uint32_t coding, uint8_t *dst,

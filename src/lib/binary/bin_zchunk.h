@@ -54,5 +54,7 @@ bool rt_bin_zc_decode_calls(rt_bin_zc *z, const uint8_t *src, size_t len, uint32
  * time path (the join) only, not the column at a time one it tries
  * first; both give the same calls, rows and messages. */
 void rt_bin_zc_set_exact(rt_bin_zc *z, bool exact);
+/* How many frames the column at a time path decoded. */
+uint64_t rt_bin_zc_fast_frames(const rt_bin_zc *z);
 
 #endif
