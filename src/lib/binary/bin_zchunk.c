@@ -812,8 +812,8 @@ static bool fast(rt_bin_zc *z, dec *d, size_t n)
 	if (bad || (size_t)(end[C_KIND] - kind) < nc || nc > (uint32_t)-1)
 		return false;
 	rt_bin_zcalls *cs = d->calls;
-	if (cs->cap < nc)
-		rt_grow((void **)&cs->v, &cs->cap, nc, sizeof *cs->v);
+	if (cs->cap < nc + 1) /* not NULL for a frame without calls */
+		rt_grow((void **)&cs->v, &cs->cap, nc + 1, sizeof *cs->v);
 	rt_bin_zcall *c = cs->v;
 	for (size_t k = 0; k < nc; k++) {
 		c[k].kind = kind[k];
