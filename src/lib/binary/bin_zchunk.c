@@ -718,7 +718,20 @@ static inline __attribute__((always_inline)) bool join(rt_bin_zc *z, dec *d)
 static bool col_fill(const uint8_t **pp, const uint8_t *end, char *to, size_t n, size_t stride)
 {
 	const uint8_t *p = *pp;
-	for (size_t k = 0; k < n; k++, to += stride) {
+	size_t k = 0;
+	/* eight values of one byte each at once while they last (ids,
+	 * masks, most deltas: churn's function, resource, stack and context
+	 * columns are all of them) */
+	for (; k + 8 <= n && p + 8 <= end; k += 8, p += 8) {
+		uint64_t w = load64(p);
+		if (w & 0x8080808080808080ull)
+			break;
+		for (int j = 0; j < 8; j++, to += stride) {
+			uint64_t v = (w >> (8 * j)) & 0xff;
+			memcpy(to, &v, sizeof v);
+		}
+	}
+	for (; k < n; k++, to += stride) {
 		uint64_t v = p[0];
 		int m = v < 0x80 ? 1 : rt_bin_varint8_get(p, &v);
 		if (__builtin_expect(!m || p > end, 0))
@@ -772,16 +785,32 @@ static bool fast_size(rt_bin_zc *z, const uint8_t **pp, const uint8_t *end, rt_b
 	return true;
 }
 
+/* The unchanged columns (delta, fn, res, bt, ctx) whose values may take
+ * more than a byte: wide's bits, in that order. */
+enum { W_DT = 1, W_FN = 2, W_RES = 4, W_BT = 8, W_CTX = 16 };
+
+/* row_len less its type and kind bytes and the one byte of each
+ * unchanged column that is not wide: where every value of a column is
+ * one byte (most are), its varint's length is no question, and the
+ * table's look-ups were a tenth of the frame's decoding. */
+static inline size_t row_len_wide(const rt_bin_zcall *f, unsigned wide)
+{
+	return vlen(f->index) + vlen(f->addr) + (f->kind == RT_TF_CALL_ALLOC ? vlen(f->size) : 0) +
+	       (wide & W_DT ? vlen(f->dt) : 0) + (wide & W_FN ? vlen(f->fn) : 0) + (wide & W_RES ? vlen(f->res) : 0) +
+	       (wide & W_BT ? vlen(f->bt) : 0) + (wide & W_CTX ? vlen(f->ctx) : 0);
+}
+
 /* The records in order: the calls' places, the BT rows written at
  * theirs; false unless they fill the n bytes exactly. */
-static bool fast_walk(dec *d, const uint8_t *type, size_t nt, const uint8_t *bt, const uint8_t *bt_end, size_t n)
+static bool fast_walk(dec *d, const uint8_t *type, size_t nt, const uint8_t *bt, const uint8_t *bt_end, size_t n,
+		      unsigned wide)
 {
 	rt_bin_zcall *c = d->calls->v;
-	size_t pos = 0;
+	size_t pos = 0, fixed = 2 + (size_t)(5 - __builtin_popcount(wide));
 	for (size_t i = 0; i < nt; i++) {
 		if (type[i] == RT_REC_CALL) {
 			c->at = (uint32_t)pos;
-			pos += row_len(c);
+			pos += fixed + row_len_wide(c, wide);
 			c->end = (uint32_t)pos;
 			c++;
 			continue;
@@ -821,17 +850,25 @@ static bool fast(rt_bin_zc *z, dec *d, size_t n)
 		na += kind[k] == RT_TF_CALL_ALLOC;
 	}
 	if (bad || !col_fill(&p[C_IDX], end[C_IDX], FIELD(c, index), nc, sizeof *c) ||
-	    !col_fill(&p[C_DT], end[C_DT], FIELD(c, dt), nc, sizeof *c) ||
-	    !col_fill(&p[C_FN], end[C_FN], FIELD(c, fn), nc, sizeof *c) ||
-	    !col_fill(&p[C_RES], end[C_RES], FIELD(c, res), nc, sizeof *c) ||
-	    !col_fill(&p[C_BT], end[C_BT], FIELD(c, bt), nc, sizeof *c) ||
-	    !col_fill(&p[C_CTX], end[C_CTX], FIELD(c, ctx), nc, sizeof *c) ||
 	    !fast_addr(z, &p[C_ADDR], end[C_ADDR], c, nc) || !fast_size(z, &p[C_SIZE], end[C_SIZE], c, nc, na))
 		return false;
+	static const struct {
+		int col;
+		size_t off;
+	} same[] = {{C_DT, offsetof(rt_bin_zcall, dt)}, {C_FN, offsetof(rt_bin_zcall, fn)},
+		    {C_RES, offsetof(rt_bin_zcall, res)}, {C_BT, offsetof(rt_bin_zcall, bt)},
+		    {C_CTX, offsetof(rt_bin_zcall, ctx)}};
+	unsigned wide = 0;
+	for (int i = 0; i < 5; i++) {
+		const uint8_t *from = p[same[i].col];
+		if (!col_fill(&p[same[i].col], end[same[i].col], (char *)c + same[i].off, nc, sizeof *c))
+			return false;
+		wide |= (unsigned)((size_t)(p[same[i].col] - from) != nc) << i; /* a value of more than a byte */
+	}
 	uint64_t index = 0;
 	for (size_t k = 0; k < nc; k++)
 		c[k].index = index += (uint64_t)rt_unzigzag(c[k].index) + 1;
-	if (!fast_walk(d, type, nt, p[C_BTREC], end[C_BTREC], n))
+	if (!fast_walk(d, type, nt, p[C_BTREC], end[C_BTREC], n, wide))
 		return false;
 	cs->n = nc;
 	return true;
