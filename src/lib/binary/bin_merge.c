@@ -408,6 +408,20 @@ static inline bool next_record(rd *r, stream *s)
 	return rt_bin_take_call(r, s, c);
 }
 
+/* A stream that has read its last chunk gives its decoding buffers back
+ * (a compressed trace: up to 64 KB of rows and 260 KB of calls): a trace
+ * of many threads, one after another, would otherwise hold them all. */
+static void drop_buffers(stream *s)
+{
+	free(s->zbuf);
+	free(s->zc.v);
+	s->zbuf = NULL;
+	s->zc = (rt_bin_zcalls){0};
+	s->zcap = s->zci = 0;
+	s->znext = NULL;
+	s->p = s->end = NULL;
+}
+
 /* Reads s up to its next CALL record, its head. On an error s fails, to
  * be reported when the merge reaches s->bound. */
 static void advance(rd *r, stream *s)
@@ -436,6 +450,7 @@ static void advance(rd *r, stream *s)
 		}
 		if (k)
 			continue;
+		drop_buffers(s);
 		const rt_diag *why = s->tail ? s->tail : r->pending;
 		/* a thread's last frame: nothing of it was lost */
 		if (why && !(s->tail == NULL && zlast(r, s->chunk)))

@@ -44,10 +44,11 @@ typedef struct rt_bin_zcalls {
 } rt_bin_zcalls;
 
 /* rt_bin_zc_decode, with the same checks and messages, but the plain
- * CALLs before the first record that is not a plain CALL, a CALLA or a
- * BT go to calls (grown as needed; in record order) instead of dst: dst
- * gets every other record at its place, and nothing where those calls'
- * rows would be. Coding 0 gives no calls. */
+ * CALLs go to calls (grown as needed; in record order) instead of dst,
+ * up to the first record only a row gives back as the reader reads it
+ * (a CALL or CALLA of another kind, the tail): dst gets every other
+ * record at its place, and nothing where those calls' rows would be.
+ * Coding 0 gives no calls. */
 bool rt_bin_zc_decode_calls(rt_bin_zc *z, const uint8_t *src, size_t len, uint32_t coding, uint8_t *dst,
 			    size_t n, rt_bin_zcalls *calls, char *why, size_t whylen);
 /* Tests: with exact set, rt_bin_zc_decode_calls takes the record at a
