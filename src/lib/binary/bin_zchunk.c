@@ -705,13 +705,13 @@ static inline __attribute__((always_inline)) bool join(rt_bin_zc *z, dec *d)
 
 /* Why: the join above takes a record at a time, nine columns in turn,
  * every varint checked against its column's end, then writes the row,
- * which the reader parses again: 279 instructions a call from frame to
- * the reader's head on churn (callgrind: 184 in the join with zstd's 23,
- * 95 in call_fields), 674 on python3. A column at a time, each a loop
- * over its varints (eight one-byte values at once while they last) with
+ * which the reader parses again: 560 instructions a call from frame to
+ * the reader's head on churn (callgrind: 369 in the join with zstd's 46,
+ * 191 in call_fields), 671 on python3. A column at a time, each a loop
+ * over its varints (eight one-byte values at once where they are) with
  * the checks gathered per column, and no row written for a plain CALL,
- * it is 172 on churn (zstd 23, the columns 121, the reader's take of
- * the fields 28) and 448 on python3 (zstd 105, the columns 287, 56). It
+ * it is 316 on churn (zstd 46, the columns 214, the reader's take of
+ * the fields 56) and 428 on python3 (zstd 104, the columns 268, 56). It
  * takes the frames the tracer writes after its first: CALLs of kind 1 or
  * 2 and BT records, that decode whole (churn: every frame but the
  * first; python3: 414 of 418). On anything else (a CALLA, the tail, a
@@ -727,26 +727,30 @@ static inline __attribute__((always_inline)) bool join(rt_bin_zc *z, dec *d)
 static bool col_fill(const uint8_t **pp, const uint8_t *end, char *to, size_t n, size_t stride)
 {
 	const uint8_t *p = *pp;
-	size_t k = 0;
-	/* eight values of one byte each at once while they last (ids,
-	 * masks, most deltas: churn's function, resource, stack and context
-	 * columns are all of them) */
-	for (; k + 8 <= n && p + 8 <= end; k += 8, p += 8) {
-		uint64_t w = load64(p);
-		if (w & 0x8080808080808080ull)
-			break;
-		for (int j = 0; j < 8; j++, to += stride) {
-			uint64_t v = (w >> (8 * j)) & 0xff;
+	for (size_t k = 0; k < n;) {
+		/* eight values of one byte each at once (ids, masks, most
+		 * deltas: churn's function, resource, stack and context
+		 * columns are all of them), else up to eight one by one */
+		uint64_t w;
+		if (k + 8 <= n && p + 8 <= end && !((w = load64(p)) & 0x8080808080808080ull)) {
+#pragma GCC unroll 8
+			for (int j = 0; j < 8; j++) {
+				uint64_t v = (w >> (8 * j)) & 0xff;
+				memcpy(to + (size_t)j * stride, &v, sizeof v);
+			}
+			to += 8 * stride;
+			p += 8;
+			k += 8;
+			continue;
+		}
+		for (size_t lim = k + 8 < n ? k + 8 : n; k < lim; k++, to += stride) {
+			uint64_t v = p[0];
+			int m = v < 0x80 ? 1 : rt_bin_varint8_get(p, &v);
+			if (__builtin_expect(!m || p > end, 0))
+				return false; /* over 8 bytes (or past the end): the join's */
+			p += m;
 			memcpy(to, &v, sizeof v);
 		}
-	}
-	for (; k < n; k++, to += stride) {
-		uint64_t v = p[0];
-		int m = v < 0x80 ? 1 : rt_bin_varint8_get(p, &v);
-		if (__builtin_expect(!m || p > end, 0))
-			return false; /* over 8 bytes (or past the end): the join's */
-		p += m;
-		memcpy(to, &v, sizeof v);
 	}
 	*pp = p;
 	return p <= end;
