@@ -11,12 +11,17 @@
  * byte: the codec must give them back byte for byte (it is lossless for
  * any bytes), and decoding the input as a frame's payload, of either
  * coding and of the length that byte says, must fail cleanly or give
- * that many bytes. */
+ * that many bytes; the reader's decoder (rt_bin_zc_decode_calls, column
+ * at a time and through the join) must say what the rows say, and give
+ * the rows' bytes where it did not keep a call. */
 #include "binary/bin_zchunk.h"
+#include "format/trace_format.h"
+#include "format/varint.h"
 #include "rtrace/binary.h"
 #include "rtrace/trace.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +91,42 @@ static void container(const uint8_t *data, size_t size)
 	free(cut.index);
 }
 
+/* The reader's decoder on the payload against the rows' verdict, message
+ * and bytes (rows, when they decoded: n bytes). */
+static void calls_as_rows(rt_bin_zc *z, const uint8_t *src, size_t len, uint32_t coding, size_t n, bool ok_rows,
+			  const char *why_rows, const uint8_t *rows)
+{
+	for (int exact = 0; exact < 2; exact++) {
+		rt_bin_zcalls calls = {0};
+		uint8_t *dst = malloc(n + RT_BIN_ZC_SLACK), *gap = calloc(1, n + 1);
+		char why[200] = "";
+		check(dst && gap, "out of memory");
+		rt_bin_zc_set_exact(z, exact);
+		bool ok = rt_bin_zc_decode_calls(z, src, len, coding, dst, n, &calls, why, sizeof why);
+		check(ok == ok_rows && !strcmp(why, why_rows), "the reader's decoder and the rows disagree");
+		for (size_t k = 0; ok && k < calls.n; k++) {
+			const rt_bin_zcall *c = &calls.v[k];
+			check(c->at < c->end && c->end <= n && (k == 0 || c->at >= calls.v[k - 1].end), "a kept call's place");
+			uint8_t row[128], *o = row;
+			*o++ = RT_REC_CALL;
+			o = rt_put_varint(rt_put_varint(o, c->index), c->dt);
+			*o++ = c->kind;
+			o = rt_put_varint(rt_put_varint(rt_put_varint(o, c->fn), c->res), c->addr);
+			if (c->kind == RT_TF_CALL_ALLOC)
+				o = rt_put_varint(o, c->size);
+			o = rt_put_varint(rt_put_varint(o, c->bt), c->ctx);
+			check((size_t)(o - row) == c->end - c->at && !memcmp(rows + c->at, row, c->end - c->at), "a kept call is not its row");
+			memset(gap + c->at, 1, c->end - c->at);
+		}
+		for (size_t i = 0; ok && i < n; i++)
+			check(gap[i] || dst[i] == rows[i], "the reader's decoder changed a row");
+		free(calls.v);
+		free(dst);
+		free(gap);
+	}
+	rt_bin_zc_set_exact(z, false);
+}
+
 static void codec(const uint8_t *data, size_t size)
 {
 	static rt_bin_zc *z;
@@ -101,9 +142,13 @@ static void codec(const uint8_t *data, size_t size)
 	memcpy(frame, out, zlen);
 	check(rt_bin_zc_decode(z, frame, zlen, coding, back, n, why, sizeof why), "a frame of ours does not decode");
 	check(!memcmp(back, data + 1, n), "the codec changed the records");
+	calls_as_rows(z, frame, zlen, coding, n, true, "", back);
 	size_t want = (size_t)data[0] * 16;
-	if (rt_bin_zc_decode(z, data + 1, n, data[0] & 1, back, want, why, sizeof why))
+	why[0] = '\0';
+	bool ok = rt_bin_zc_decode(z, data + 1, n, data[0] & 1, back, want, why, sizeof why);
+	if (ok)
 		check(want <= n * 4096 + 4096, "decoded more than a payload can hold");
+	calls_as_rows(z, data + 1, n, data[0] & 1, want, ok, why, back);
 	free(frame);
 	free(back);
 }

@@ -22,6 +22,9 @@
 
 #include "../cli/bin_encoder.h"
 #include "format/trace_format.h"
+#include "format/varint.h"
+
+#include <zstd.h>
 
 #define START_SEC 1308239388ull /* 2011-06-16 15:49:48 UTC */
 #define DAY_US(h, m, s) ((((uint64_t)(h) * 60 + (m)) * 60 + (s)) * 1000000ull)
@@ -1943,6 +1946,226 @@ static void shared_encoders_match_the_spec(void **state)
 	assert_int_equal(raw[RT_TF_OFF_PID], 1234 & 0xff);
 }
 
+/* --- compressed traces: the reader's decoding of a frame's plain CALLs
+ * straight from its columns (bin_zchunk.c, rt_bin_zc_decode_calls) --- */
+
+/* raw -> a container next to it (path.z), read back whole. */
+static uint8_t *compress_bf(const bfile *bf, size_t *zlen)
+{
+	char raw[] = "/tmp/test_bin_z.XXXXXX", z[sizeof raw + 2];
+	int fd = mkstemp(raw);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(z, sizeof z, "%s.z", raw);
+	write_file(raw, bf->f.b, bf->f.len);
+	rt_diag err;
+	rt_bin_zwriter *w = rt_bin_zopen(raw, z, 1, &err);
+	assert_non_null(w);
+	assert_int_equal(rt_bin_zclose(w, true, &err), 0); /* removes raw */
+	uint8_t *zb = slurp(z, zlen);
+	unlink(z);
+	return zb;
+}
+
+/* Every field of every call two reads delivered, by value. */
+static void same_calls(const rt_trace *ta, const seen *a, const rt_trace *tb, const seen *b)
+{
+	assert_int_equal(a->n, b->n);
+	for (size_t i = 0; i < a->n; i++) {
+		const rt_call *x = &a->calls[i], *y = &b->calls[i];
+		uint64_t fx[] = {x->index, x->res_id, x->size, x->timestamp_us, x->context, x->kind, x->flags, x->res_type};
+		uint64_t fy[] = {y->index, y->res_id, y->size, y->timestamp_us, y->context, y->kind, y->flags, y->res_type};
+		if (memcmp(fx, fy, sizeof fx))
+			fail_msg("call %zu (index %" PRIu64 " and %" PRIu64 ") differs", i, x->index, y->index);
+		assert_string_equal(rt_trace_str(ta, x->fn), rt_trace_str(tb, y->fn));
+		assert_int_equal(rt_trace_bt_len(ta, x->bt), rt_trace_bt_len(tb, y->bt));
+		for (uint32_t k = 0; k < rt_trace_bt_len(ta, x->bt); k++)
+			assert_int_equal(rt_trace_bt_frames(ta, x->bt)[k].addr, rt_trace_bt_frames(tb, y->bt)[k].addr);
+		assert_int_equal(x->args == RT_NONE, y->args == RT_NONE);
+		if (x->args != RT_NONE)
+			assert_int_equal(rt_trace_args_len(ta, x->args), rt_trace_args_len(tb, y->args));
+	}
+}
+
+/* A thread's calls of every kind the reader reads, with stacks, new
+ * functions, messages, arguments and the lifetime filter's records
+ * among them, in chunks of 4 KiB: the container delivers what the raw
+ * trace does, field for field, with most calls taken from the columns. */
+static void compressed_reads_as_raw(void **state)
+{
+	(void)state;
+	bfile bf;
+	bthread a;
+	args_trace(&bf, &a);
+	enc_bt(&bf, &a, 1, 3, every_stack);
+	for (uint64_t b = 2; b <= 8; b++) {
+		uint64_t stack[2] = {0x400100 + b * 16, 0x400300};
+		enc_bt(&bf, &a, b, 2, stack);
+	}
+	uint64_t live[32] = {0}, x = 7;
+	size_t nlive = 0;
+	for (uint64_t i = 3; i < 20000; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		unsigned r = (unsigned)(x >> 33) % 1000;
+		uint64_t bt = 2 + (x >> 40) % 7, stack[2] = {0x400100 + bt * 16, 0x400300};
+		if (r < 10) /* again, the same */
+			enc_bt(&bf, &a, bt, 2, stack);
+		bt = i % 9;
+		if (r < 3) {
+			enc_function(&bf, &a, 100 + i, "late_fn");
+			enc_call(&bf, &a, i, 3, ALLOC, 100 + i, 1, 0x90000000 + i * 16, 8, 0, 0);
+		} else if (r < 6) {
+			enc_message(&bf, &a, "note");
+		} else if (r < 10) {
+			enc_calla(&bf, &a, i, 5, ALLOC, FN_OPEN, RES_FD, 3 + i, 0, 0, 0, 1, one_arg);
+		} else if (r < 13) {
+			enc_call_after_drop(&bf, &a, i, (x >> 20) % 2 ? ALLOC : FREE, 1 + (x >> 24) % (i - 1), 0x5000 + i, 24);
+		} else if (nlive && r % 2) {
+			size_t k = (size_t)(x >> 45) % nlive;
+			enc_call(&bf, &a, i, r % 5, FREE, FN_FREE, 1, live[k], 0, bt, (x >> 50) % 3);
+			live[k] = live[--nlive];
+		} else {
+			uint64_t addr = 0x7f0000000000ull + (x >> 30) % 100000 * 32;
+			enc_call(&bf, &a, i, r % 7, ALLOC, FN_MALLOC, 1, addr, (x >> 12) % 5000, bt, 0);
+			if (nlive < 32)
+				live[nlive++] = addr;
+		}
+	}
+	bf_finish(&bf);
+	size_t zlen;
+	uint8_t *zb = compress_bf(&bf, &zlen);
+	rt_trace *tr = rt_trace_new(), *tz = rt_trace_new();
+	seen sr = {0}, sz = {0};
+	rt_read_opts orr = {0, on_call, on_warn, &sr}, oz = {0, on_call, on_warn, &sz};
+	rt_diag er, ez;
+	int rcr = rt_bin_read_mem(tr, bf.f.b, bf.f.len, "f", &orr, NULL, &er);
+	int rcz = rt_bin_read_mem(tz, zb, zlen, "f", &oz, NULL, &ez);
+	if (rcr || rcz)
+		fail_msg("raw: %d %s, compressed: %d %s", rcr, rcr ? er.msg : "", rcz, rcz ? ez.msg : "");
+	assert_true(sr.n > 10000);
+	assert_int_equal(sr.nwarn, sz.nwarn);
+	same_calls(tr, &sr, tz, &sz);
+	rt_trace_free(tr);
+	rt_trace_free(tz);
+	seen_free(&sr);
+	seen_free(&sz);
+	free(zb);
+	be_free(&bf.f);
+}
+
+/* The payload of the frame at off, its columns changed by change, then
+ * compressed again (with its checksum) in a copy of the container. */
+static uint8_t *change_frame(const uint8_t *zb, size_t zlen, size_t off, void (*change)(uint8_t *cols, size_t n),
+			     size_t *outlen)
+{
+	uint32_t plen = (uint32_t)zb[off + 16] | (uint32_t)zb[off + 17] << 8 | (uint32_t)zb[off + 18] << 16 |
+			(uint32_t)zb[off + 19] << 24;
+	const uint8_t *pl = zb + off + RT_TF_ZFRAME_HEADER;
+	size_t m = ZSTD_getFrameContentSize(pl, plen);
+	uint8_t *cols = malloc(m), *re = malloc(ZSTD_compressBound(m));
+	assert_int_equal(ZSTD_decompress(cols, m, pl, plen), m);
+	change(cols, m);
+	ZSTD_CCtx *c = ZSTD_createCCtx();
+	ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
+	size_t rl = ZSTD_compress2(c, re, ZSTD_compressBound(m), cols, m);
+	assert_false(ZSTD_isError(rl));
+	ZSTD_freeCCtx(c);
+	uint8_t *out = malloc(zlen + rl);
+	size_t after = off + RT_TF_ZFRAME_HEADER + plen;
+	memcpy(out, zb, off + RT_TF_ZFRAME_HEADER);
+	memcpy(out + off + RT_TF_ZFRAME_HEADER, re, rl);
+	memcpy(out + off + RT_TF_ZFRAME_HEADER + rl, zb + after, zlen - after);
+	for (int i = 0; i < 4; i++)
+		out[off + 16 + i] = (uint8_t)(rl >> (8 * i));
+	uint64_t end = 0;
+	for (int i = 7; i >= 0; i--)
+		end = end << 8 | out[RT_TF_OFF_DATA_END + i];
+	end += rl - plen;
+	for (int i = 0; i < 8; i++)
+		out[RT_TF_OFF_DATA_END + i] = (uint8_t)(end >> (8 * i));
+	*outlen = zlen - plen + rl;
+	free(cols);
+	free(re);
+	return out;
+}
+
+/* The last byte of the type column (after 13 varint lengths): a type
+ * the coding has no columns for, checked only once every call before it
+ * in the frame is decoded. */
+static void bad_last_type(uint8_t *cols, size_t n)
+{
+	const uint8_t *p = cols;
+	uint64_t len = 0;
+	int k = rt_varint_get(p, cols + n, &len);
+	assert_true(k > 0 && len > 100);
+	for (int i = 0; i < 13; i++) {
+		uint64_t v;
+		p += rt_varint_get(p, cols + n, &v);
+	}
+	cols[(size_t)(p - cols) + len - 1] = 99;
+}
+
+/* A release that refers to an allocation the frame does not hold: the
+ * first byte of the address column of a frame that starts with a
+ * release (the chunks below do). */
+static void bad_first_release(uint8_t *cols, size_t n)
+{
+	uint64_t len[13];
+	const uint8_t *p = cols;
+	for (int i = 0; i < 13; i++)
+		p += rt_varint_get(p, cols + n, &len[i]);
+	size_t at = (size_t)(p - cols);
+	for (int i = 0; i < 6; i++) /* type, index, delta, kind, fn, res */
+		at += len[i];
+	cols[at] = 0x7e; /* 2d, d = 63: no allocation back there */
+}
+
+/* A frame whose columns are bad (zstd's checksum is right) fails the
+ * thread at its offset with the columns' message, and none of its calls
+ * is delivered: the calls read are those of the frames before it, as
+ * when the container ends there. */
+static void bad_columns_fail_before_their_calls(void **state)
+{
+	(void)state;
+	bfile bf;
+	bthread a;
+	simple(&bf, &a, 4096, 0);
+	for (int i = 1; i <= 3000; i++) { /* a release, then an allocation */
+		enc_call(&bf, &a, (uint64_t)(2 * i), 1, FREE, FN_FREE, 1, 0x1000 + (uint64_t)i * 16, 0, 1, 0);
+		enc_call(&bf, &a, (uint64_t)(2 * i + 1), 1, ALLOC, FN_MALLOC, 1, 0x1000 + (uint64_t)i * 16, 16, 1, 0);
+	}
+	bf_finish(&bf);
+	size_t zlen, off = 64;
+	uint8_t *zb = compress_bf(&bf, &zlen);
+	for (int k = 0; k < 4; k++) /* the fifth frame */
+		off += RT_TF_ZFRAME_HEADER + ((uint32_t)zb[off + 16] | (uint32_t)zb[off + 17] << 8);
+	assert_int_equal(zb[off + 20], RT_TF_ZCODING_COLUMNS);
+	void (*changes[])(uint8_t *, size_t) = {bad_last_type, bad_first_release};
+	const char *why[] = {"the type column holds a type the coding has no columns for",
+			     "a release refers to an allocation the frame does not hold"};
+	for (int c = 0; c < 2; c++) {
+		size_t blen;
+		uint8_t *bad = change_frame(zb, zlen, off, changes[c], &blen);
+		outcome o, cut;
+		outcome_of(NULL, bad, blen, &o);
+		assert_int_equal(o.rc, -1);
+		char want[300];
+		snprintf(want, sizeof want, "byte offset %zu: expected a frame that decodes to its", off);
+		if (strncmp(o.err.msg, want, strlen(want)) || !strstr(o.err.msg, why[c]))
+			fail_msg("got \"%s\"", o.err.msg);
+		outcome_of(NULL, zb, off, &cut); /* the container up to that frame */
+		assert_int_equal(cut.rc, 0);
+		assert_true(cut.s.n > 1000);
+		assert_int_equal(cut.s.nwarn, 1);
+		cut.s.nwarn = o.s.nwarn; /* the cut one warns that it is cut */
+		cut.err = o.err, cut.rc = o.rc;
+		same_outcome(&o, &cut);
+		free(bad);
+	}
+	free(zb);
+	be_free(&bf.f);
+}
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
@@ -1991,6 +2214,8 @@ int main(void)
 		cmocka_unit_test(call_arguments_cut),
 		cmocka_unit_test(call_arguments_bad_count),
 		cmocka_unit_test(shared_encoders_match_the_spec),
+		cmocka_unit_test(compressed_reads_as_raw),
+		cmocka_unit_test(bad_columns_fail_before_their_calls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

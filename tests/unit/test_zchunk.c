@@ -4,7 +4,11 @@
  * form or over 8 bytes, a kind byte with its top bit, addresses too far
  * apart, records near the chunk's end), go through rt_bin_zc_encode and
  * come back byte for byte from rt_bin_zc_decode; a churn-like chunk
- * keeps the size the recency coding of releases gives. */
+ * keeps the size the recency coding of releases gives. The reader's
+ * decoder (rt_bin_zc_decode_calls: plain CALLs as fields, column at a
+ * time or through the join) gives the rows' calls and bytes, and on
+ * frames whose columns are cut or changed, the rows' verdict and
+ * message. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -17,6 +21,9 @@
 
 #include "binary/bin_zchunk.h"
 #include "format/trace_format.h"
+#include "format/varint.h"
+
+#include <zstd.h>
 
 #define CHUNK (64 * 1024 - RT_TF_CHUNK_HEADER)
 
@@ -244,6 +251,194 @@ static void test_endless_varint(void **state)
 	rt_bin_zc_free(z);
 }
 
+/* A kept call's row, as the tracer writes it. */
+static size_t call_row(const rt_bin_zcall *c, uint8_t *o)
+{
+	uint8_t *p = o;
+	*p++ = RT_REC_CALL;
+	p = rt_put_varint(p, c->index);
+	p = rt_put_varint(p, c->dt);
+	*p++ = c->kind;
+	p = rt_put_varint(p, c->fn);
+	p = rt_put_varint(p, c->res);
+	p = rt_put_varint(p, c->addr);
+	if (c->kind == RT_TF_CALL_ALLOC)
+		p = rt_put_varint(p, c->size);
+	p = rt_put_varint(p, c->bt);
+	p = rt_put_varint(p, c->ctx);
+	return (size_t)(p - o);
+}
+
+/* The reader's decoder against the rows of the same payload: the same
+ * verdict and message; when it decodes, the kept calls' rows fill the
+ * gaps it left, to the rows' bytes, and the join gives what the column
+ * at a time path gives. Returns the calls kept. */
+static size_t same_as_rows(rt_bin_zc *z, const uint8_t *frame, size_t zlen, uint32_t coding, size_t n)
+{
+	uint8_t *rows = calloc(1, n + RT_BIN_ZC_SLACK), *dst[2] = {calloc(1, n + RT_BIN_ZC_SLACK), calloc(1, n + RT_BIN_ZC_SLACK)};
+	char why_rows[200] = "", why[2][200] = {"", ""};
+	rt_bin_zcalls calls[2] = {{0}, {0}};
+	assert_non_null(rows);
+	bool ok_rows = rt_bin_zc_decode(z, frame, zlen, coding, rows, n, why_rows, sizeof why_rows);
+	for (int exact = 0; exact < 2; exact++) {
+		rt_bin_zc_set_exact(z, exact);
+		bool ok = rt_bin_zc_decode_calls(z, frame, zlen, coding, dst[exact], n, &calls[exact], why[exact], sizeof why[exact]);
+		if (ok != ok_rows || strcmp(why[exact], why_rows))
+			fail_msg("%s path: %d (%s), rows: %d (%s)", exact ? "join" : "column", ok, why[exact], ok_rows, why_rows);
+		if (!ok)
+			continue;
+		uint8_t *gap = calloc(1, n + 1), row[128];
+		size_t at = 0;
+		for (size_t k = 0; k < calls[exact].n; k++) {
+			const rt_bin_zcall *c = &calls[exact].v[k];
+			size_t len = call_row(c, row);
+			assert_true(c->at >= at && c->end == c->at + len && c->end <= n);
+			if (memcmp(rows + c->at, row, len))
+				fail_msg("call %zu (index %llu) is not its row at %u", k, (unsigned long long)c->index, c->at);
+			memset(gap + c->at, 1, len);
+			at = c->end;
+		}
+		for (size_t i = 0; i < n; i++)
+			if (!gap[i] && dst[exact][i] != rows[i])
+				fail_msg("byte %zu of the records differs from the rows'", i);
+		free(gap);
+	}
+	rt_bin_zc_set_exact(z, false);
+	if (ok_rows) {
+		assert_int_equal(calls[0].n, calls[1].n);
+		for (size_t k = 0; k < calls[0].n; k++) {
+			const rt_bin_zcall *a = &calls[0].v[k], *b = &calls[1].v[k];
+			uint64_t fa[] = {a->index, a->dt, a->fn, a->res, a->addr, a->size, a->bt, a->ctx, a->at, a->end, a->kind};
+			uint64_t fb[] = {b->index, b->dt, b->fn, b->res, b->addr, b->size, b->bt, b->ctx, b->at, b->end, b->kind};
+			assert_memory_equal(fa, fb, sizeof fa);
+		}
+	}
+	size_t kept = ok_rows ? calls[0].n : 0;
+	free(calls[0].v);
+	free(calls[1].v);
+	free(rows);
+	free(dst[0]);
+	free(dst[1]);
+	return kept;
+}
+
+static size_t encode_copy(rt_bin_zc *z, const uint8_t *rec, size_t n, uint8_t **frame, uint32_t *coding)
+{
+	const uint8_t *out;
+	size_t zlen = rt_bin_zc_encode(z, rec, n, 1, &out, coding);
+	assert_true(zlen > 0);
+	*frame = malloc(zlen);
+	assert_non_null(*frame);
+	memcpy(*frame, out, zlen);
+	return zlen;
+}
+
+/* Chunks of every record kind, and the tracer's (CALLs and BTs only,
+ * which the column at a time path takes): the reader's decoder keeps
+ * the plain CALLs before the first record only rows give back. */
+static void test_calls_as_rows(void **state)
+{
+	(void)state;
+	rt_bin_zc *z = rt_bin_zc_new();
+	gen g = {.b = malloc(CHUNK + 4096), .rng = 4242};
+	assert_non_null(g.b);
+	size_t kept = 0;
+	for (int i = 0; i < 300; i++) {
+		size_t n;
+		if (i % 2) {
+			g.odd = i % 6 == 1 ? 5 : 0;
+			n = chunk(&g, i % 5 == 0 ? (size_t)(rnd(&g) % 300) : CHUNK - (size_t)(rnd(&g) % 2000));
+		} else { /* the tracer's: allocations, releases of them, stacks */
+			uint64_t index = 1 + rnd(&g) % 1000, live[64];
+			size_t nlive = 0, want = 100 + (size_t)(rnd(&g) % CHUNK);
+			g.n = 0;
+			g.odd = 0;
+			while (g.n + 200 < want) {
+				if (rnd(&g) % 20 == 0) {
+					u8(&g, RT_REC_BT), var(&g, 1 + rnd(&g) % 500), var(&g, 3);
+					var(&g, 0x401000), var(&g, rnd(&g) % 300), var(&g, rnd(&g) % 300);
+					continue;
+				}
+				bool rel = nlive && rnd(&g) % 2;
+				uint64_t addr = rel ? live[rnd(&g) % nlive] : 0x7f0000001000ull + (rnd(&g) % 65536) * 16;
+				u8(&g, RT_REC_CALL), var(&g, index += 1 + rnd(&g) % 3), var(&g, rnd(&g) % 300);
+				u8(&g, rel ? RT_TF_CALL_FREE : RT_TF_CALL_ALLOC), var(&g, 1 + rnd(&g) % 5), var(&g, 1), var(&g, addr);
+				if (!rel)
+					var(&g, rnd(&g) % 100000);
+				var(&g, rnd(&g) % 600), var(&g, rnd(&g) % 3);
+				if (!rel)
+					live[nlive < 64 ? nlive++ : rnd(&g) % 64] = addr;
+			}
+			n = g.n;
+		}
+		uint8_t *frame;
+		uint32_t coding;
+		size_t zlen = encode_copy(z, g.b, n, &frame, &coding);
+		uint64_t fast = rt_bin_zc_fast_frames(z);
+		kept += same_as_rows(z, frame, zlen, coding, n);
+		if (i % 2 == 0) /* the tracer's: the column at a time path's */
+			assert_int_equal(rt_bin_zc_fast_frames(z), fast + 1);
+		free(frame);
+	}
+	assert_true(kept > 100000);
+	free(g.b);
+	rt_bin_zc_free(z);
+}
+
+/* The columns of a tracer's frame cut, or a byte of them changed, then
+ * compressed again: every decoder says what the rows say. */
+static void test_changed_columns(void **state)
+{
+	(void)state;
+	rt_bin_zc *z = rt_bin_zc_new();
+	gen g = {.b = malloc(CHUNK + 4096), .rng = 99};
+	assert_non_null(g.b);
+	uint64_t index = 1, live[16] = {0};
+	size_t nlive = 0;
+	while (g.n < 3000) {
+		bool rel = nlive && rnd(&g) % 2;
+		uint64_t addr = rel ? live[rnd(&g) % nlive] : 0x7f0000001000ull + (rnd(&g) % 4096) * 16;
+		u8(&g, RT_REC_CALL), var(&g, index++), var(&g, rnd(&g) % 200), u8(&g, rel ? RT_TF_CALL_FREE : RT_TF_CALL_ALLOC);
+		var(&g, 2), var(&g, 1), var(&g, addr);
+		if (!rel)
+			var(&g, 16 + rnd(&g) % 200), live[nlive < 16 ? nlive++ : rnd(&g) % 16] = addr;
+		var(&g, 1 + rnd(&g) % 9), var(&g, 0);
+		if (rnd(&g) % 30 == 0)
+			u8(&g, RT_REC_BT), var(&g, 1 + rnd(&g) % 9), var(&g, 2), var(&g, 0x401000), var(&g, 24);
+	}
+	uint8_t *frame;
+	uint32_t coding;
+	size_t zlen = encode_copy(z, g.b, g.n, &frame, &coding);
+	assert_int_equal(coding, RT_TF_ZCODING_COLUMNS);
+	size_t m = ZSTD_getFrameContentSize(frame, zlen);
+	uint8_t *cols = malloc(m), *bad = malloc(m), *re = malloc(ZSTD_compressBound(m));
+	assert_int_equal(ZSTD_decompress(cols, m, frame, zlen), m);
+	size_t failed = 0;
+	for (int i = 0; i < 3000; i++) {
+		memcpy(bad, cols, m);
+		size_t len = m;
+		if (i % 3 == 0)
+			len = (size_t)(rnd(&g) % m); /* cut */
+		else
+			for (int k = 1 + (int)(rnd(&g) % 3); k > 0; k--)
+				bad[rnd(&g) % m] = (uint8_t)(rnd(&g) % 4 ? (uint64_t)bad[rnd(&g) % m] + 1 : rnd(&g));
+		size_t rl = ZSTD_compress(re, ZSTD_compressBound(m), bad, len, 1);
+		assert_false(ZSTD_isError(rl));
+		same_as_rows(z, re, rl, coding, g.n);
+		char why[200];
+		uint8_t *dst = malloc(g.n + RT_BIN_ZC_SLACK);
+		failed += !rt_bin_zc_decode(z, re, rl, coding, dst, g.n, why, sizeof why);
+		free(dst);
+	}
+	assert_true(failed > 1000); /* the changes were seen, mostly */
+	free(cols);
+	free(bad);
+	free(re);
+	free(frame);
+	free(g.b);
+	rt_bin_zc_free(z);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -251,6 +446,8 @@ int main(void)
 		cmocka_unit_test(test_odd_records_at_the_end),
 		cmocka_unit_test(test_churn_size),
 		cmocka_unit_test(test_endless_varint),
+		cmocka_unit_test(test_calls_as_rows),
+		cmocka_unit_test(test_changed_columns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -500,6 +500,35 @@ static bool rec_bt(rd *r, stream *s)
  * varints), and 8 more for get_v's 8-byte load. */
 #define CALL_ROOM (2 + 9 * RT_VARINT_MAX + 8)
 
+/* A call's index goes up within its thread. */
+static inline __attribute__((always_inline)) bool index_ok(rd *r, stream *s, uint64_t index)
+{
+	if (index <= s->last_index)
+		return rt_bin_bad(r, off_of(r, s->rec), "expected a call index above %" PRIu64 " (the thread's previous call), found %" PRIu64,
+				  s->last_index, index);
+	s->bound = index;
+	return true;
+}
+
+/* The CALL's fields, read: s's head. */
+static inline __attribute__((always_inline)) bool set_head(rd *r, stream *s, const rt_bin_zcall *f, uint64_t dropped)
+{
+	head *h = &s->h;
+	if (f->ctx > UINT32_MAX)
+		return rt_bin_bad(r, off_of(r, s->rec), "expected a 32-bit context mask in the CALL record, found %" PRIu64, f->ctx);
+	h->c = (rt_call){.index = f->index, .res_id = f->addr, .size = f->size, .context = (uint32_t)f->ctx,
+			 .bt = RT_NONE, .args = RT_NONE, .kind = f->kind};
+	h->fn = f->fn;
+	h->res = f->res;
+	h->bt = f->bt;
+	h->rec = s->rec;
+	h->dropped = dropped;
+	h->ns = s->ns += f->dt;
+	s->last_index = f->index;
+	s->has_head = true;
+	return true;
+}
+
 /* CALL: becomes the stream's head; its ids are resolved on delivery.
  * The head is written whole at the end, not cleared first: a memset of
  * it was a tenth of the reader's time (rep stos per call). `room`: the
@@ -509,16 +538,11 @@ static bool rec_bt(rd *r, stream *s)
  * The record's offset is taken from s->rec when an error needs it. */
 static inline __attribute__((always_inline)) bool call_fields_at(rd *r, stream *s, bool room)
 {
-	head *h = &s->h;
-	uint64_t index, delta, ctx, fn, res, res_id, size = 0, bt, dropped = 0;
+	rt_bin_zcall f;
+	uint64_t dropped = 0;
+	f.size = 0;
 	uint8_t kind = 0;
-	if (!get_v_at(r, s, &index, room))
-		return false;
-	if (index <= s->last_index)
-		return rt_bin_bad(r, off_of(r, s->rec), "expected a call index above %" PRIu64 " (the thread's previous call), found %" PRIu64,
-				  s->last_index, index);
-	s->bound = index;
-	if (!get_v_at(r, s, &delta, room))
+	if (!get_v_at(r, s, &f.index, room) || !index_ok(r, s, f.index) || !get_v_at(r, s, &f.dt, room))
 		return false;
 	if (room)
 		kind = *s->p++;
@@ -528,31 +552,20 @@ static inline __attribute__((always_inline)) bool call_fields_at(rd *r, stream *
 		uint64_t back;
 		if (!get_v_at(r, s, &back, room))
 			return false;
-		if (back == 0 || back >= index)
+		if (back == 0 || back >= f.index)
 			return rt_bin_bad(r, off_of(r, s->rec), "expected the distance back to a dropped release, 1 to %" PRIu64 ", found %" PRIu64,
-					  index - 1, back);
-		dropped = index - back;
+					  f.index - 1, back);
+		dropped = f.index - back;
 		kind &= (uint8_t)~RT_TF_CALL_AFTER_DROP;
 	}
 	if (kind != RT_CALL_ALLOC && kind != RT_CALL_FREE)
 		return rt_bin_bad(r, off_of(r, s->rec), "expected call kind 1 (alloc) or 2 (free) in the CALL record, found %u", kind);
-	if (!get_v_at(r, s, &fn, room) || !get_v_at(r, s, &res, room) || !get_v_at(r, s, &res_id, room) ||
-	    (kind == RT_CALL_ALLOC && !get_v_at(r, s, &size, room)) || !get_v_at(r, s, &bt, room) ||
-	    !get_v_at(r, s, &ctx, room))
+	f.kind = kind;
+	if (!get_v_at(r, s, &f.fn, room) || !get_v_at(r, s, &f.res, room) || !get_v_at(r, s, &f.addr, room) ||
+	    (kind == RT_CALL_ALLOC && !get_v_at(r, s, &f.size, room)) || !get_v_at(r, s, &f.bt, room) ||
+	    !get_v_at(r, s, &f.ctx, room))
 		return false;
-	if (ctx > UINT32_MAX)
-		return rt_bin_bad(r, off_of(r, s->rec), "expected a 32-bit context mask in the CALL record, found %" PRIu64, ctx);
-	h->c = (rt_call){.index = index, .res_id = res_id, .size = size, .context = (uint32_t)ctx,
-			 .bt = RT_NONE, .args = RT_NONE, .kind = kind};
-	h->fn = fn;
-	h->res = res;
-	h->bt = bt;
-	h->rec = s->rec;
-	h->dropped = dropped;
-	h->ns = s->ns += delta;
-	s->last_index = index;
-	s->has_head = true;
-	return true;
+	return set_head(r, s, &f, dropped);
 }
 
 static bool call_fields(rd *r, stream *s)
@@ -851,6 +864,15 @@ static const rec_fn handlers[] = {
 };
 _Static_assert(sizeof handlers / sizeof *handlers == RT_REC_KINDS,
 	       "a reader for every record kind of format/trace_format.h");
+
+bool rt_bin_take_call(rd *r, stream *s, const rt_bin_zcall *c)
+{
+	s->rec = s->p;
+	s->type = RT_REC_CALL;
+	r->stats.lines++;
+	s->p += c->end - c->at;
+	return index_ok(r, s, c->index) && set_head(r, s, c, 0);
+}
 
 bool rt_bin_read_record(rd *r, stream *s)
 {

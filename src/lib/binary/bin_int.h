@@ -18,6 +18,7 @@
 #include "rtrace/binary.h"
 #include "rtrace/rtrace.h"
 #include "format/trace_format.h"
+#include "bin_zchunk.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -89,6 +90,9 @@ typedef struct stream {
 	size_t qhead, qlen, qcap;
 	uint8_t *zbuf; /* compressed trace: its chunk, decoded (header too) */
 	size_t zcap;
+	rt_bin_zcalls zc; /* the frame's plain CALLs, not in zbuf (rt_bin_zc_decode_calls) */
+	size_t zci;       /* the next of them */
+	const uint8_t *znext; /* where its row would be; NULL: none left */
 } stream;
 
 typedef struct rd {
@@ -195,6 +199,9 @@ void rt_bin_set_u64(rd *r, const char *key, uint64_t v);
 /* Reads the record at s->p (there is one: s->p < s->end); a CALL or CALLA
  * becomes s->h, with s->has_head set. False with r->diag on an error. */
 bool rt_bin_read_record(rd *r, stream *s);
+/* The plain CALL c of a compressed frame (rt_bin_zc_decode_calls), whose
+ * row's place s->p is: as rt_bin_read_record would read its row. */
+bool rt_bin_take_call(rd *r, stream *s, const rt_bin_zcall *c);
 /* The model call of s's head, its ids resolved and its time stamped; false
  * (r->diag) when an id has no definition yet. */
 bool rt_bin_call_of(rd *r, const stream *s, rt_call *c);

@@ -318,13 +318,16 @@ static bool zenter(rd *r, stream *s, uint64_t off)
 		r->zc = rt_bin_zc_new();
 	rt_grow((void **)&s->zbuf, &s->zcap, RT_TF_CHUNK_HEADER + (size_t)used + RT_BIN_ZC_SLACK, 1);
 	memcpy(s->zbuf, h, RT_TF_CHUNK_HEADER);
-	if (!rt_bin_zc_decode(r->zc, h + RT_TF_ZFRAME_HEADER, zlen, le32(h + RT_TF_OFF_ZCODING), s->zbuf + RT_TF_CHUNK_HEADER,
-			      used, why, sizeof why))
+	s->zci = 0;
+	s->znext = NULL;
+	if (!rt_bin_zc_decode_calls(r->zc, h + RT_TF_ZFRAME_HEADER, zlen, le32(h + RT_TF_OFF_ZCODING),
+				    s->zbuf + RT_TF_CHUNK_HEADER, used, &s->zc, why, sizeof why))
 		return rt_bin_bad(r, off, "expected a frame that decodes to its %" PRIu32 " used bytes: %s", used, why);
 	s->chunk = off;
 	s->used_end = off + RT_TF_ZFRAME_HEADER + zlen; /* in the file: the reader's "end" of the chunk */
 	s->p = s->zbuf + RT_TF_CHUNK_HEADER;
 	s->end = s->p + used;
+	s->znext = s->zc.n ? s->p + s->zc.v[0].at : NULL;
 	return true;
 }
 
@@ -394,6 +397,31 @@ static const rt_diag *cut_chunk(rd *r, const stream *s)
 	return &r->diag;
 }
 
+/* The record at s->p: a plain CALL of a compressed frame as its fields
+ * (where its row is not written), else from the chunk's bytes. */
+static inline bool next_record(rd *r, stream *s)
+{
+	if (s->p != s->znext)
+		return rt_bin_read_record(r, s);
+	const rt_bin_zcall *c = &s->zc.v[s->zci++];
+	s->znext = s->zci < s->zc.n ? s->zbuf + RT_TF_CHUNK_HEADER + c[1].at : NULL;
+	return rt_bin_take_call(r, s, c);
+}
+
+/* A stream that has read its last chunk gives its decoding buffers back
+ * (a compressed trace: up to 64 KB of rows and 260 KB of calls): a trace
+ * of many threads, one after another, would otherwise hold them all. */
+static void drop_buffers(stream *s)
+{
+	free(s->zbuf);
+	free(s->zc.v);
+	s->zbuf = NULL;
+	s->zc = (rt_bin_zcalls){0};
+	s->zcap = s->zci = 0;
+	s->znext = NULL;
+	s->p = s->end = NULL;
+}
+
 /* Reads s up to its next CALL record, its head. On an error s fails, to
  * be reported when the merge reaches s->bound. */
 static void advance(rd *r, stream *s)
@@ -405,7 +433,7 @@ static void advance(rd *r, stream *s)
 			r->zbuf = s->zbuf; /* off_of: the decoded chunk, if any */
 			r->zoff = s->chunk;
 			r->zlen = s->zbuf ? (uint64_t)(s->end - s->zbuf) : 0;
-			if (!rt_bin_read_record(r, s)) {
+			if (!next_record(r, s)) {
 				fail(s, &r->diag);
 				return;
 			}
@@ -422,6 +450,7 @@ static void advance(rd *r, stream *s)
 		}
 		if (k)
 			continue;
+		drop_buffers(s);
 		const rt_diag *why = s->tail ? s->tail : r->pending;
 		/* a thread's last frame: nothing of it was lost */
 		if (why && !(s->tail == NULL && zlast(r, s->chunk)))
@@ -610,6 +639,7 @@ static void rd_free(rd *r)
 		free(r->s[i].tail);
 		free(r->s[i].err);
 		free(r->s[i].zbuf);
+		free(r->s[i].zc.v);
 	}
 	rt_bin_zc_free(r->zc);
 	free(r->zsuper.slots);

@@ -18,12 +18,18 @@
  * The coding is lossless for any bytes: a record that is not a CALL,
  * CALLA or BT, or one whose varints are not in their shortest form (the
  * tracer writes no such thing), stops the columns, and the rest of the
- * chunk goes into the tail column as it was. */
+ * chunk goes into the tail column as it was.
+ *
+ * Reading, the frame's plain CALLs go from the columns straight to the
+ * reader as fields (rt_bin_zc_decode_calls, a column at a time), the
+ * other records as rows at their places; the record at a time join
+ * gives the rows (rt_bin_zc_decode) and every message. */
 #include "bin_zchunk.h"
 #include "bin_varint.h"
 #include "format/trace_format.h"
 #include "util/util.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +42,7 @@ enum { C_TYPE, C_IDX, C_DT, C_KIND, C_FN, C_RES, C_ADDR, C_SIZE, C_BT, C_CTX, C_
 #define RING 4096u         /* allocated addresses a release can refer to */
 #define TAB_BITS 14        /* the encoder's address -> ordinal slots: 16384 */
 #define MAX_COLS(n) (2 * (n) + 1024) /* a longer column coding is not used */
+#define ZSLACK 16          /* readable bytes after the decompressed columns */
 
 typedef struct col {
 	uint8_t *p;
@@ -49,6 +56,10 @@ struct rt_bin_zc {
 	uint8_t *buf, *out;
 	size_t bcap, ocap;
 	uint64_t ring[RING]; /* the decoder's */
+	uint64_t *sizes;     /* the fast path's size column */
+	size_t scap;
+	bool exact;          /* rt_bin_zc_set_exact */
+	uint64_t fast_frames; /* frames the column at a time path decoded */
 	/* the encoder's: its allocations' addresses by ordinal (ord, counted
 	 * over every chunk), and the last ordinal of each address's slot */
 	uint64_t ering[RING];
@@ -80,6 +91,7 @@ void rt_bin_zc_free(rt_bin_zc *z)
 		free(z->col[i].p);
 	free(z->buf);
 	free(z->out);
+	free(z->sizes);
 	free(z);
 }
 /* --- the column coding's state, the same on both sides --- */
@@ -487,9 +499,17 @@ size_t rt_bin_zc_encode(rt_bin_zc *z, const uint8_t *rec, size_t n, int level, c
 }
 /* --- decoding --- */
 
+/* Two outputs from one walk over the columns: rows (rt_bin_zc_decode:
+ * the records as they were) or, for the reader, the plain CALLs as
+ * fields (rt_bin_zc_decode_calls), the other records as rows at their
+ * places. d->o is the next record's place in the records either way: a
+ * CALL kept as fields moves it by its row's length without writing it,
+ * so every check on lengths, and every message, is the rows'. */
 typedef struct dec {
 	const uint8_t *p[NCOL], *end[NCOL];
-	uint8_t *o, *oend;
+	uint8_t *o, *oend, *base;
+	rt_bin_zcalls *calls; /* NULL: every record as a row */
+	bool rows;            /* a record only its row gives back was met: rows from now on */
 	char *why;
 	size_t whylen;
 } dec;
@@ -561,33 +581,89 @@ static bool take_addr(rt_bin_zc *z, dec *d, cstate *s, uint8_t kind, uint64_t *a
 	return true;
 }
 
-/* A CALL or CALLA record back from the columns. */
-static bool join_call(rt_bin_zc *z, dec *d, cstate *s, uint8_t type)
+/* A CALL's or CALLA's fields from the columns (size 0 but for an
+ * allocation, as the row has none). */
+static inline __attribute__((always_inline)) bool take_call(rt_bin_zc *z, dec *d, cstate *s, rt_bin_zcall *f)
 {
-	uint64_t di, dt, fn, res, addr, ds = 0, bt, ctx;
+	uint64_t di, ds = 0;
 	if (d->p[C_KIND] >= d->end[C_KIND])
 		return fail(d, "the kind column ends early");
-	uint8_t kind = *d->p[C_KIND]++;
-	if (!take_v(d, C_IDX, &di) || !take_v(d, C_DT, &dt) || !take_v(d, C_FN, &fn) ||
-	    !take_v(d, C_RES, &res) || !take_addr(z, d, s, kind, &addr) ||
-	    (kind == RT_TF_CALL_ALLOC && !take_v(d, C_SIZE, &ds)) || !take_v(d, C_BT, &bt) ||
-	    !take_v(d, C_CTX, &ctx))
+	uint8_t kind = f->kind = *d->p[C_KIND]++;
+	if (!take_v(d, C_IDX, &di) || !take_v(d, C_DT, &f->dt) || !take_v(d, C_FN, &f->fn) ||
+	    !take_v(d, C_RES, &f->res) || !take_addr(z, d, s, kind, &f->addr) ||
+	    (kind == RT_TF_CALL_ALLOC && !take_v(d, C_SIZE, &ds)) || !take_v(d, C_BT, &f->bt) ||
+	    !take_v(d, C_CTX, &f->ctx))
 		return false;
-	s->index += (uint64_t)rt_unzigzag(di) + 1;
+	f->index = s->index += (uint64_t)rt_unzigzag(di) + 1;
 	s->size += (uint64_t)rt_unzigzag(ds);
+	f->size = kind == RT_TF_CALL_ALLOC ? s->size : 0;
+	return true;
+}
+
+static void put_row(dec *d, uint8_t type, const rt_bin_zcall *f)
+{
+	*d->o++ = type;
+	put_v(d, f->index);
+	put_v(d, f->dt);
+	*d->o++ = f->kind;
+	put_v(d, f->fn);
+	put_v(d, f->res);
+	put_v(d, f->addr);
+	if (f->kind == RT_TF_CALL_ALLOC)
+		put_v(d, f->size);
+	put_v(d, f->bt);
+	put_v(d, f->ctx);
+}
+
+/* The bytes of v as a varint in its shortest form, by its leading
+ * zeros: ceil((64 - clz) / 7), a table rather than the division. */
+static const uint8_t vlen_by_clz[64] = {
+	10, 9, 9, 9, 9, 9, 9, 9, 8, 8, 8, 8, 8, 8, 8, 7, 7, 7, 7, 7, 7, 7, 6, 6, 6, 6, 6, 6, 6, 5, 5, 5,
+	5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1,
+};
+
+static inline size_t vlen(uint64_t v)
+{
+	return vlen_by_clz[__builtin_clzll(v | 1)];
+}
+
+/* A CALL's row's length: put_row's without writing it. */
+static inline size_t row_len(const rt_bin_zcall *f)
+{
+	return 2 + vlen(f->index) + vlen(f->dt) + vlen(f->fn) + vlen(f->res) + vlen(f->addr) +
+	       (f->kind == RT_TF_CALL_ALLOC ? vlen(f->size) : 0) + vlen(f->bt) + vlen(f->ctx);
+}
+
+/* A plain CALL kept as fields, with its row's place. */
+static inline void keep_call(dec *d, rt_bin_zcall *f)
+{
+	rt_bin_zcalls *c = d->calls;
+	if (c->n == c->cap)
+		rt_grow((void **)&c->v, &c->cap, c->n + 1, sizeof *c->v);
+	f->at = (uint32_t)(d->o - d->base);
+	d->o += row_len(f);
+	f->end = (uint32_t)(d->o - d->base);
+	c->v[c->n++] = *f;
+}
+
+/* A CALL or CALLA record back from the columns: kept as fields when it
+ * is a plain CALL (kind 1 or 2; rows give back any other as it was,
+ * and the reader parses those records, and every one after them, from
+ * their rows), else as its row. */
+static inline __attribute__((always_inline)) bool join_call(rt_bin_zc *z, dec *d, cstate *s, uint8_t type)
+{
+	rt_bin_zcall f;
+	if (!take_call(z, d, s, &f))
+		return false;
 	if (d->oend - d->o < 2 + 8 * RT_VARINT_MAX + 8)
 		return fail(d, "the frame decodes to more bytes than its chunk header's used");
-	*d->o++ = type;
-	put_v(d, s->index);
-	put_v(d, dt);
-	*d->o++ = kind;
-	put_v(d, fn);
-	put_v(d, res);
-	put_v(d, addr);
-	if (kind == RT_TF_CALL_ALLOC)
-		put_v(d, s->size);
-	put_v(d, bt);
-	put_v(d, ctx);
+	bool plain = f.kind == RT_TF_CALL_ALLOC || f.kind == RT_TF_CALL_FREE;
+	if (d->calls && !d->rows && plain && type == RT_REC_CALL) {
+		keep_call(d, &f);
+		return true;
+	}
+	d->rows |= !plain;
+	put_row(d, type, &f);
 	if (type != RT_REC_CALLA)
 		return true;
 	const uint8_t *a = d->p[C_ARGS];
@@ -598,7 +674,7 @@ static bool join_call(rt_bin_zc *z, dec *d, cstate *s, uint8_t type)
 	return ok;
 }
 
-static bool join(rt_bin_zc *z, dec *d)
+static inline __attribute__((always_inline)) bool join(rt_bin_zc *z, dec *d)
 {
 	cstate s = {0};
 	while (d->p[C_TYPE] < d->end[C_TYPE]) {
@@ -614,6 +690,7 @@ static bool join(rt_bin_zc *z, dec *d)
 				return false;
 			d->p[C_BTREC] = q;
 		} else if (type == 0) {
+			d->rows = true;
 			if (!emit(d, d->p[C_TAIL], (size_t)(d->end[C_TAIL] - d->p[C_TAIL])))
 				return false;
 			d->p[C_TAIL] = d->end[C_TAIL];
@@ -621,6 +698,192 @@ static bool join(rt_bin_zc *z, dec *d)
 			return fail(d, "the type column holds a type the coding has no columns for");
 		}
 	}
+	return true;
+}
+
+/* --- the reader's fast path: a column at a time --- */
+
+/* Why: the join above takes a record at a time, nine columns in turn,
+ * every varint checked against its column's end, then writes the row,
+ * which the reader parses again: 560 instructions a call from frame to
+ * the reader's head on churn (callgrind: 369 in the join with zstd's 46,
+ * 191 in call_fields), 671 on python3. A column at a time, each a loop
+ * over its varints (eight one-byte values at once where they are) with
+ * the checks gathered per column, and no row written for a plain CALL,
+ * it is 316 on churn (zstd 46, the columns 214, the reader's take of
+ * the fields 56) and 428 on python3 (zstd 104, the columns 268, 56). It
+ * takes the frames the tracer writes after its first: CALLs of kind 1 or
+ * 2 and BT records, that decode whole (churn: every frame but the
+ * first; python3: 414 of 418). On anything else (a CALLA, the tail, a
+ * column that ends early, a length that is not the chunk's), the join
+ * decodes the frame again, for its result or its message: the fast path
+ * gives exactly what the join gives, or leaves it to the join. */
+
+/* n varints of a column, into *(uint64_t *)(to + k * stride); false
+ * when the column ends early or holds a bad varint. A varint's 8-byte
+ * load may reach past its column (into the next one, or unzstd's
+ * zeroed slack after the last): what the column ends inside of is found
+ * once, at the end, and left to the join. */
+static bool col_fill(const uint8_t **pp, const uint8_t *end, char *to, size_t n, size_t stride)
+{
+	const uint8_t *p = *pp;
+	for (size_t k = 0; k < n;) {
+		/* eight values of one byte each at once (ids, masks, most
+		 * deltas: churn's function, resource, stack and context
+		 * columns are all of them), else up to eight one by one */
+		uint64_t w;
+		if (k + 8 <= n && p + 8 <= end && !((w = load64(p)) & 0x8080808080808080ull)) {
+#pragma GCC unroll 8
+			for (int j = 0; j < 8; j++) {
+				uint64_t v = (w >> (8 * j)) & 0xff;
+				memcpy(to + (size_t)j * stride, &v, sizeof v);
+			}
+			to += 8 * stride;
+			p += 8;
+			k += 8;
+			continue;
+		}
+		for (size_t lim = k + 8 < n ? k + 8 : n; k < lim; k++, to += stride) {
+			uint64_t v = p[0];
+			int m = v < 0x80 ? 1 : rt_bin_varint8_get(p, &v);
+			if (__builtin_expect(!m || p > end, 0))
+				return false; /* over 8 bytes (or past the end): the join's */
+			p += m;
+			memcpy(to, &v, sizeof v);
+		}
+	}
+	*pp = p;
+	return p <= end;
+}
+
+#define FIELD(c, f) ((char *)(c) + offsetof(rt_bin_zcall, f))
+
+/* The addresses, as take_addr finds them, without a branch on the kind. */
+static bool fast_addr(rt_bin_zc *z, const uint8_t **pp, const uint8_t *end, rt_bin_zcall *c, size_t n)
+{
+	if (!col_fill(pp, end, FIELD(c, addr), n, sizeof *c))
+		return false;
+	uint64_t last = 0, bad = 0;
+	uint32_t na = 0;
+	for (size_t k = 0; k < n; k++) {
+		uint64_t v = c[k].addr, back = v / 2, *slot = &z->ring[na % RING];
+		bool is_free = c[k].kind == RT_TF_CALL_FREE, ref = is_free && !(v & 1), alloc = !is_free;
+		uint64_t addr = last + (uint64_t)rt_unzigzag(is_free ? back : v);
+		if (ref)
+			bad |= (back - 1 >= RING) | (back > na);
+		addr = ref ? z->ring[(na - (uint32_t)back) % RING] : addr;
+		*slot = alloc ? addr : *slot;
+		last = alloc ? addr : last;
+		na += alloc;
+		c[k].addr = addr;
+	}
+	return !bad;
+}
+
+/* The allocations' sizes (the others' 0). */
+static bool fast_size(rt_bin_zc *z, const uint8_t **pp, const uint8_t *end, rt_bin_zcall *c, size_t n, size_t na)
+{
+	if (z->scap < na + 1)
+		rt_grow((void **)&z->sizes, &z->scap, na + 1, sizeof *z->sizes);
+	if (!col_fill(pp, end, (char *)z->sizes, na, sizeof *z->sizes))
+		return false;
+	z->sizes[na] = 0;
+	uint64_t size = 0;
+	for (size_t k = 0, j = 0; k < n; k++) {
+		bool alloc = c[k].kind == RT_TF_CALL_ALLOC;
+		size += alloc ? (uint64_t)rt_unzigzag(z->sizes[j]) : 0;
+		c[k].size = alloc ? size : 0;
+		j += alloc;
+	}
+	return true;
+}
+
+/* The unchanged columns (delta, fn, res, bt, ctx) whose values may take
+ * more than a byte: wide's bits, in that order. */
+enum { W_DT = 1, W_FN = 2, W_RES = 4, W_BT = 8, W_CTX = 16 };
+
+/* row_len less its type and kind bytes and the one byte of each
+ * unchanged column that is not wide: where every value of a column is
+ * one byte (most are), its varint's length is no question, and the
+ * table's look-ups were a tenth of the frame's decoding. */
+static inline size_t row_len_wide(const rt_bin_zcall *f, unsigned wide)
+{
+	return vlen(f->index) + vlen(f->addr) + (f->kind == RT_TF_CALL_ALLOC ? vlen(f->size) : 0) +
+	       (wide & W_DT ? vlen(f->dt) : 0) + (wide & W_FN ? vlen(f->fn) : 0) + (wide & W_RES ? vlen(f->res) : 0) +
+	       (wide & W_BT ? vlen(f->bt) : 0) + (wide & W_CTX ? vlen(f->ctx) : 0);
+}
+
+/* The records in order: the calls' places, the BT rows written at
+ * theirs; false unless they fill the n bytes exactly. */
+static bool fast_walk(dec *d, const uint8_t *type, size_t nt, const uint8_t *bt, const uint8_t *bt_end, size_t n,
+		      unsigned wide)
+{
+	rt_bin_zcall *c = d->calls->v;
+	size_t pos = 0, fixed = 2 + (size_t)(5 - __builtin_popcount(wide));
+	for (size_t i = 0; i < nt; i++) {
+		if (type[i] == RT_REC_CALL) {
+			c->at = (uint32_t)pos;
+			pos += fixed + row_len_wide(c, wide);
+			c->end = (uint32_t)pos;
+			c++;
+			continue;
+		}
+		const uint8_t *q = bt;
+		if (!parse_bt(&q, bt_end) || pos > n || (size_t)(q - bt) >= n - pos)
+			return false;
+		d->base[pos] = RT_REC_BT;
+		memcpy(d->base + pos + 1, bt, (size_t)(q - bt));
+		pos += 1 + (size_t)(q - bt);
+		bt = q;
+	}
+	return pos == n;
+}
+
+/* A frame of CALLs (kinds 1 and 2) and BTs, column by column; false
+ * (d->calls->n 0) leaves it to the join. */
+static bool fast(rt_bin_zc *z, dec *d, size_t n)
+{
+	const uint8_t *p[NCOL], *const *end = d->end, *type = d->p[C_TYPE], *kind = d->p[C_KIND];
+	memcpy(p, d->p, sizeof p);
+	size_t nt = (size_t)(end[C_TYPE] - type), nc = 0, na = 0;
+	unsigned bad = 0;
+	for (size_t i = 0; i < nt; i++) {
+		nc += type[i] == RT_REC_CALL;
+		bad |= type[i] != RT_REC_CALL && type[i] != RT_REC_BT;
+	}
+	if (bad || (size_t)(end[C_KIND] - kind) < nc || nc > (uint32_t)-1)
+		return false;
+	rt_bin_zcalls *cs = d->calls;
+	if (cs->cap < nc + 1) /* not NULL for a frame without calls */
+		rt_grow((void **)&cs->v, &cs->cap, nc + 1, sizeof *cs->v);
+	rt_bin_zcall *c = cs->v;
+	for (size_t k = 0; k < nc; k++) {
+		c[k].kind = kind[k];
+		bad |= (uint8_t)(kind[k] - 1) > 1;
+		na += kind[k] == RT_TF_CALL_ALLOC;
+	}
+	if (bad || !col_fill(&p[C_IDX], end[C_IDX], FIELD(c, index), nc, sizeof *c) ||
+	    !fast_addr(z, &p[C_ADDR], end[C_ADDR], c, nc) || !fast_size(z, &p[C_SIZE], end[C_SIZE], c, nc, na))
+		return false;
+	static const struct {
+		int col;
+		size_t off;
+	} same[] = {{C_DT, offsetof(rt_bin_zcall, dt)}, {C_FN, offsetof(rt_bin_zcall, fn)},
+		    {C_RES, offsetof(rt_bin_zcall, res)}, {C_BT, offsetof(rt_bin_zcall, bt)},
+		    {C_CTX, offsetof(rt_bin_zcall, ctx)}};
+	unsigned wide = 0;
+	for (int i = 0; i < 5; i++) {
+		const uint8_t *from = p[same[i].col];
+		if (!col_fill(&p[same[i].col], end[same[i].col], (char *)c + same[i].off, nc, sizeof *c))
+			return false;
+		wide |= (unsigned)((size_t)(p[same[i].col] - from) != nc) << i; /* a value of more than a byte */
+	}
+	uint64_t index = 0;
+	for (size_t k = 0; k < nc; k++)
+		c[k].index = index += (uint64_t)rt_unzigzag(c[k].index) + 1;
+	if (!fast_walk(d, type, nt, p[C_BTREC], end[C_BTREC], n, wide))
+		return false;
+	cs->n = nc;
 	return true;
 }
 
@@ -654,8 +917,9 @@ static bool unzstd(rt_bin_zc *z, dec *d, const uint8_t *src, size_t len, size_t 
 		return fail(d, "expected a zstd frame with its content size");
 	if (size > cap)
 		return fail(d, "the zstd frame holds more than a chunk's coding can");
-	if (size + 1 > z->bcap)
-		rt_grow((void **)&z->buf, &z->bcap, (size_t)size + 1, 1);
+	if (size + ZSLACK > z->bcap)
+		rt_grow((void **)&z->buf, &z->bcap, (size_t)size + ZSLACK, 1);
+	memset(z->buf + size, 0, ZSLACK); /* col_fill's loads past the last column */
 	size_t r = ZSTD_decompressDCtx(z->d, z->buf, (size_t)size, src, len);
 	if (ZSTD_isError(r) || r != size) {
 		snprintf(d->why, d->whylen, "zstd: %s", ZSTD_isError(r) ? ZSTD_getErrorName(r) : "short frame");
@@ -665,12 +929,15 @@ static bool unzstd(rt_bin_zc *z, dec *d, const uint8_t *src, size_t len, size_t 
 	return true;
 }
 
-bool rt_bin_zc_decode(rt_bin_zc *z, const uint8_t *src, size_t len, uint32_t coding, uint8_t *dst,
-		      size_t n, char *why, size_t whylen)
+/* Both decoders: calls NULL, rows only. */
+static bool decode(rt_bin_zc *z, const uint8_t *src, size_t len, uint32_t coding, uint8_t *dst, size_t n,
+		   rt_bin_zcalls *calls, char *why, size_t whylen)
 {
-	dec d = {.o = dst, .oend = dst + n + RT_BIN_ZC_SLACK, .why = why, .whylen = whylen};
+	dec d = {.o = dst, .oend = dst + n + RT_BIN_ZC_SLACK, .base = dst, .calls = calls, .why = why, .whylen = whylen};
 	size_t got;
 	uint32_t c = coding & RT_TF_ZCODING_MASK;
+	if (calls)
+		calls->n = 0;
 	if (c == RT_TF_ZCODING_ZSTD) {
 		if (!unzstd(z, &d, src, len, n, &got))
 			return false;
@@ -682,10 +949,36 @@ bool rt_bin_zc_decode(rt_bin_zc *z, const uint8_t *src, size_t len, uint32_t cod
 	if (c != RT_TF_ZCODING_COLUMNS)
 		return fail(&d, "expected coding 0 (zstd) or 1 (columns) (written by a newer rtrace?)");
 	if (!unzstd(z, &d, src, len, MAX_COLS(n) + NCOL * RT_VARINT_MAX, &got) ||
-	    !cut_columns(&d, z->buf, z->buf + got) || !join(z, &d))
+	    !cut_columns(&d, z->buf, z->buf + got))
+		return false;
+	if (calls && !z->exact && fast(z, &d, n))
+		return ++z->fast_frames;
+	if (!join(z, &d))
 		return false;
 	if (d.o != dst + n)
 		return fail(&d, d.o < dst + n ? "the frame decodes to fewer bytes than its chunk header's used"
 					      : "the frame decodes to more bytes than its chunk header's used");
 	return true;
+}
+
+void rt_bin_zc_set_exact(rt_bin_zc *z, bool exact)
+{
+	z->exact = exact;
+}
+
+uint64_t rt_bin_zc_fast_frames(const rt_bin_zc *z)
+{
+	return z->fast_frames;
+}
+
+bool rt_bin_zc_decode(rt_bin_zc *z, const uint8_t *src, size_t len, uint32_t coding, uint8_t *dst,
+		      size_t n, char *why, size_t whylen)
+{
+	return decode(z, src, len, coding, dst, n, NULL, why, whylen);
+}
+
+bool rt_bin_zc_decode_calls(rt_bin_zc *z, const uint8_t *src, size_t len, uint32_t coding, uint8_t *dst,
+			    size_t n, rt_bin_zcalls *calls, char *why, size_t whylen)
+{
+	return decode(z, src, len, coding, dst, n, calls, why, whylen);
 }

@@ -29,4 +29,33 @@ size_t rt_bin_zc_encode(rt_bin_zc *z, const uint8_t *rec, size_t n, int level, c
 bool rt_bin_zc_decode(rt_bin_zc *z, const uint8_t *src, size_t len, uint32_t coding, uint8_t *dst,
 		      size_t n, char *why, size_t whylen);
 
+/* A plain CALL record (kind 1 or 2, no arguments) as its columns give
+ * it: the reader takes it as it is, with no row written and read again
+ * (bin_merge.c). at and end: where its row would be in the records. */
+typedef struct rt_bin_zcall {
+	uint64_t index, dt, fn, res, addr, size, bt, ctx;
+	uint32_t at, end;
+	uint8_t kind;
+} rt_bin_zcall;
+
+typedef struct rt_bin_zcalls {
+	rt_bin_zcall *v;
+	size_t n, cap;
+} rt_bin_zcalls;
+
+/* rt_bin_zc_decode, with the same checks and messages, but the plain
+ * CALLs go to calls (grown as needed; in record order) instead of dst,
+ * up to the first record only a row gives back as the reader reads it
+ * (a CALL or CALLA of another kind, the tail): dst gets every other
+ * record at its place, and nothing where those calls' rows would be.
+ * Coding 0 gives no calls. */
+bool rt_bin_zc_decode_calls(rt_bin_zc *z, const uint8_t *src, size_t len, uint32_t coding, uint8_t *dst,
+			    size_t n, rt_bin_zcalls *calls, char *why, size_t whylen);
+/* Tests: with exact set, rt_bin_zc_decode_calls takes the record at a
+ * time path (the join) only, not the column at a time one it tries
+ * first; both give the same calls, rows and messages. */
+void rt_bin_zc_set_exact(rt_bin_zc *z, bool exact);
+/* How many frames the column at a time path decoded. */
+uint64_t rt_bin_zc_fast_frames(const rt_bin_zc *z);
+
 #endif
