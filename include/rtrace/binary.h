@@ -84,8 +84,8 @@ RTRACE_API void rt_bin_zstats_get(const rt_bin_zwriter *w, rt_bin_zstats *s);
  * file, which is then renamed out (an existing out is an error): no file
  * is created or removed (on ext4 without a journal, each removed inode
  * slows every later creation in its group for a minute or more). Done
- * only when the container fits in the raw header's bytes (a short
- * process's trace); rt_bin_zpack returns 1 when done, 0 when not (raw is
+ * only for a raw trace of at most 4 chunks whose container fits in the
+ * raw header's bytes (a short process's trace); rt_bin_zpack returns 1 when done, 0 when not (raw is
  * unchanged: compress it with rt_bin_zopen), -1 with *err. A packer
  * keeps its zstd context (level 1 to 19) from one trace to the next. */
 typedef struct rt_bin_zpacker rt_bin_zpacker;

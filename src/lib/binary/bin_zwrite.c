@@ -21,7 +21,14 @@
  * thread, and what the compressor has not caught up with) and at most
  * 4 MiB of compressed ones, not the whole trace. A chunk is read with
  * one pread (its header and records). Costs and speed in
- * bench/README.md, "Trace size". */
+ * bench/README.md, "Trace size".
+ *
+ * A trace already finished (a short process's, ~600 bytes compressed)
+ * can instead be packed in place (rt_bin_zpack): the same writer runs
+ * into a memfd, and the container, when it fits in the raw header's
+ * page, is written over the raw file, which is cut and renamed; so a
+ * --follow-children run creates and removes no file per process for
+ * its compression (bench/README.md, "Per-process cost"). */
 #define _GNU_SOURCE
 #include "bin_zchunk.h"
 #include "format/trace_format.h"
@@ -536,15 +543,26 @@ static long pack_mem(rt_bin_zpacker *p, int raw, const char *raw_path, size_t ca
  * a short process's container is about 600 bytes), so until the rename
  * the raw chunks are intact and a crash leaves either the raw trace or
  * the complete container followed by them. */
+/* A raw trace of at most PACK_CHUNKS chunks (its header read into h): a
+ * larger one would be compressed twice, for a container too large to go
+ * in place and then by the streaming writer. */
+#define PACK_CHUNKS 4
+static bool small_raw(int fd, uint8_t *h)
+{
+	struct stat st;
+	if (!pread_all(fd, h, RT_TF_FILE_HEADER, 0) || memcmp(h, RT_TF_MAGIC, RT_TF_MAGIC_LEN) || fstat(fd, &st))
+		return false;
+	uint64_t hs = get32(h + RT_TF_OFF_HEADER_SIZE), cs = get32(h + RT_TF_OFF_CHUNK_SIZE);
+	return (uint64_t)st.st_size <= hs + PACK_CHUNKS * cs;
+}
+
 int rt_bin_zpack(rt_bin_zpacker *p, const char *raw, const char *out, rt_diag *err)
 {
 	uint8_t h[RT_TF_FILE_HEADER], *buf = NULL;
 	int fd = open(raw, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return zfail(err, raw, "cannot open: %s", strerror(errno));
-	uint32_t hs = 0;
-	if (pread_all(fd, h, sizeof h, 0) && !memcmp(h, RT_TF_MAGIC, RT_TF_MAGIC_LEN))
-		hs = get32(h + RT_TF_OFF_HEADER_SIZE);
+	uint32_t hs = small_raw(fd, h) ? get32(h + RT_TF_OFF_HEADER_SIZE) : 0;
 	long n = hs >= RT_TF_FILE_HEADER ? pack_mem(p, fd, raw, hs, &buf, err) : 0;
 	if (n > 0 && (pwrite(fd, buf, (size_t)n, 0) != n || ftruncate(fd, n))) {
 		n = zfail(err, raw, "cannot write: %s", strerror(errno));
