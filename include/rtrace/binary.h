@@ -80,6 +80,18 @@ RTRACE_API long rt_bin_zstep(rt_bin_zwriter *w, bool ended, bool *done, rt_diag 
  * (the container then reads as truncated). Frees w; 0, or -1 with *err. */
 RTRACE_API int rt_bin_zclose(rt_bin_zwriter *w, bool finish, rt_diag *err);
 RTRACE_API void rt_bin_zstats_get(const rt_bin_zwriter *w, rt_bin_zstats *s);
+/* A raw trace whose process has ended (raw), compressed into its own
+ * file, which is then renamed out (an existing out is an error): no file
+ * is created or removed (on ext4 without a journal, each removed inode
+ * slows every later creation in its group for a minute or more). Done
+ * only for a raw trace of at most 4 chunks whose container fits in the
+ * raw header's bytes (a short process's trace); rt_bin_zpack returns 1 when done, 0 when not (raw is
+ * unchanged: compress it with rt_bin_zopen), -1 with *err. A packer
+ * keeps its zstd context (level 1 to 19) from one trace to the next. */
+typedef struct rt_bin_zpacker rt_bin_zpacker;
+RTRACE_API rt_bin_zpacker *rt_bin_zpacker_new(int level);
+RTRACE_API int rt_bin_zpack(rt_bin_zpacker *p, const char *raw, const char *out, rt_diag *err);
+RTRACE_API void rt_bin_zpacker_free(rt_bin_zpacker *p);
 
 #ifdef __cplusplus
 }

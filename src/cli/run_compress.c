@@ -10,7 +10,13 @@
  *
  * The loop: waitpid(WNOHANG), then one step over every trace (new
  * manifest entries first); a step that found nothing to compress sleeps
- * 5 ms, so an idle program costs about 200 wake-ups a second. A trace is
+ * 5 ms (or until the program ends), so an idle program costs about 200
+ * wake-ups a second. A trace whose process is over when its entry is
+ * read (a short process) is compressed over its own raw file and
+ * renamed (rt_bin_zpack): on this machine's ext4 (no journal) each
+ * removed file made every later creation in its block group scan it,
+ * so the raw file's removal and the container's creation per process
+ * slowed the files of every later process of a --follow-children run. A trace is
  * finished once its tracer wrote data_end (a clean exit) or its process
  * is gone (killed, or a crash); at the end, every trace whose process
  * has ended is finished, and one whose process still runs (a daemon
@@ -34,7 +40,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,6 +51,7 @@ typedef struct ztrace {
 	pid_t pid;
 	char *path;
 	rt_bin_zwriter *w; /* NULL once finished (or never started) */
+	int pending;       /* looks since its entry, before its writer opens */
 } ztrace;
 
 struct run_compress {
@@ -50,6 +59,7 @@ struct run_compress {
 	off_t seen;       /* manifest bytes read */
 	uint64_t look_at; /* the last look at the manifest and the processes (ns) */
 	int level;
+	rt_bin_zpacker *pack; /* the short processes' traces */
 	ztrace *t;
 	size_t n, cap;
 };
@@ -61,38 +71,8 @@ run_compress *run_compress_new(const char *manifest, int level)
 		cli_die("out of memory");
 	z->manifest = manifest;
 	z->level = level;
+	z->pack = rt_bin_zpacker_new(level);
 	return z;
-}
-
-static void start(run_compress *z, pid_t pid, const char *path)
-{
-	char raw[PATH_MAX + sizeof RT_RAW_SUFFIX];
-	rt_diag err;
-	snprintf(raw, sizeof raw, "%s%s", path, RT_RAW_SUFFIX);
-	rt_bin_zwriter *w = rt_bin_zopen(raw, path, z->level, &err);
-	if (!w) {
-		char m[700];
-		rt_diag_format(&err, m, sizeof m);
-		cli_warning("%s; the trace stays uncompressed", m);
-		if (access(path, F_OK))
-			(void)!rename(raw, path);
-		return;
-	}
-	if (z->n == z->cap) {
-		z->cap = z->cap ? 2 * z->cap : 8;
-		z->t = realloc(z->t, z->cap * sizeof *z->t);
-		if (!z->t)
-			cli_die("out of memory");
-	}
-	z->t[z->n++] = (ztrace){pid, strdup(path), w};
-}
-
-static void on_entry(void *z, pid_t pid, const char *path) { start(z, pid, path); }
-
-/* New "PID PATH" entries of the manifest. */
-static void read_manifest(run_compress *z)
-{
-	run_manifest_read(z->manifest, &z->seen, on_entry, z);
 }
 
 /* The process is gone, or a zombie: its trace will not change. */
@@ -110,6 +90,64 @@ static bool ended(pid_t pid)
 	st[n > 0 ? n : 0] = '\0';
 	const char *r = strrchr(st, ')');
 	return r && (r[2] == 'Z' || r[2] == 'X');
+}
+
+/* The streaming writer of t's trace; false when it cannot be written
+ * (then it stays raw, under its name). */
+static bool start(run_compress *z, ztrace *t)
+{
+	char raw[PATH_MAX + sizeof RT_RAW_SUFFIX];
+	rt_diag err;
+	snprintf(raw, sizeof raw, "%s%s", t->path, RT_RAW_SUFFIX);
+	t->pending = 0;
+	t->w = rt_bin_zopen(raw, t->path, z->level, &err);
+	if (!t->w) {
+		char m[700];
+		rt_diag_format(&err, m, sizeof m);
+		cli_warning("%s; the trace stays uncompressed", m);
+		if (access(t->path, F_OK))
+			(void)!rename(raw, t->path);
+	}
+	return t->w != NULL;
+}
+
+/* A trace new in the manifest waits for the next look: a short process
+ * is over by then, and its trace is compressed over its own file
+ * (rt_bin_zpack), which costs neither the container's creation nor the
+ * raw file's removal. */
+static void add(run_compress *z, pid_t pid, const char *path)
+{
+	if (z->n == z->cap) {
+		z->cap = z->cap ? 2 * z->cap : 8;
+		z->t = realloc(z->t, z->cap * sizeof *z->t);
+		if (!z->t)
+			cli_die("out of memory");
+	}
+	z->t[z->n++] = (ztrace){pid, strdup(path), NULL, 1};
+}
+
+/* A pending trace at a look: packed when its process is over, else its
+ * writer opens from the second look on (and at the last); true when it
+ * has a writer now. */
+static bool pending(run_compress *z, ztrace *t, bool gone, bool final)
+{
+	char raw[PATH_MAX + sizeof RT_RAW_SUFFIX];
+	snprintf(raw, sizeof raw, "%s%s", t->path, RT_RAW_SUFFIX);
+	if (gone && rt_bin_zpack(z->pack, raw, t->path, NULL) == 1) {
+		t->pending = 0;
+		return false;
+	}
+	if (!gone && !final && t->pending++ < 2)
+		return false;
+	return start(z, t);
+}
+
+static void on_entry(void *z, pid_t pid, const char *path) { add(z, pid, path); }
+
+/* New "PID PATH" entries of the manifest. */
+static void read_manifest(run_compress *z)
+{
+	run_manifest_read(z->manifest, &z->seen, on_entry, z);
 }
 
 static void stats(const ztrace *t)
@@ -165,9 +203,11 @@ static bool step(run_compress *z, bool final)
 	}
 	for (size_t i = 0; i < z->n; i++) {
 		ztrace *t = &z->t[i];
-		if (!t->w)
+		if (!t->w && (!t->pending || !look))
 			continue;
 		bool done = false, gone = look && ended(t->pid); /* before the step: then every chunk is there */
+		if (t->pending && !pending(z, t, gone, final))
+			continue;
 		rt_diag err;
 		long k = rt_bin_zstep(t->w, gone, &done, &err);
 		if (k < 0) {
@@ -186,16 +226,30 @@ static bool step(run_compress *z, bool final)
 	return work;
 }
 
+/* The idle wait between steps: 5 ms, or until the program ends (its
+ * pidfd is readable then): a short program's run no longer waits out
+ * the rest of a sleep (2.5 ms on average) after it ended. */
+static void idle(int pidfd)
+{
+	struct pollfd p = {pidfd, POLLIN, 0};
+	if (pidfd < 0 || poll(&p, 1, 5) < 0) {
+		struct timespec ts = {0, 5000000};
+		nanosleep(&ts, NULL);
+	}
+}
+
 pid_t run_compress_wait(run_compress *z, pid_t pid, int *status)
 {
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	for (;;) {
 		pid_t r = waitpid(pid, status, WNOHANG);
-		if (r != 0)
+		if (r != 0) {
+			if (pidfd >= 0)
+				close(pidfd);
 			return r;
-		if (!step(z, false)) {
-			struct timespec ts = {0, 5000000};
-			nanosleep(&ts, NULL);
 		}
+		if (!step(z, false))
+			idle(pidfd);
 	}
 }
 
@@ -205,6 +259,7 @@ void run_compress_finish(run_compress *z)
 	for (size_t i = 0; i < z->n; i++)
 		free(z->t[i].path);
 	free(z->t);
+	rt_bin_zpacker_free(z->pack);
 	if (getenv("RTRACE_ZSTATS")) {
 		struct rusage ru, rc;
 		getrusage(RUSAGE_SELF, &ru);

@@ -1,6 +1,10 @@
 /* Reserved descriptors (fdres.h). A reserved descriptor is checked with
  * fstat before each use, which needs no descriptor: the program may have
- * closed it with a raw system call or dup2'ed onto its number. */
+ * closed it with a raw system call or dup2'ed onto its number. A forked
+ * child's reopening moves its file into the number with the system call
+ * itself: through the fd module's dup3 it looked the real one up with
+ * dlsym in every child (bash's child of each command), a twelfth of a
+ * traced shell loop's fork children. */
 #define _GNU_SOURCE
 #include "fdres.h"
 #include "preload.h"
@@ -8,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static bool still_ours(const rt_fdres *r)
@@ -34,7 +39,7 @@ void rt_fdres_open(rt_fdres *r)
 	if (fd >= 0 && fstat(fd, &st) == 0) {
 		if (r->fd < 0) {
 			r->fd = rt_place_fd(fd);
-		} else if (dup3(fd, r->fd, O_CLOEXEC) == r->fd) {
+		} else if (syscall(SYS_dup3, fd, r->fd, O_CLOEXEC) == r->fd) {
 			close(fd); /* the child's own file, in the same number */
 		} else {
 			close(fd);

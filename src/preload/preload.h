@@ -150,6 +150,7 @@ void rt_disable(const char *why, int err);
 void rt_finish(void);
 uint64_t rt_now_ns(void);
 const char *rt_trace_path(void);
+const char *rt_exe_path(void); /* /proc/self/exe, read once */
 /* The file the records go to (mapped: not a leak root). */
 const char *rt_trace_data_path(void);
 

@@ -210,14 +210,13 @@ static size_t read_file(const char *path, char *buf, size_t cap)
 
 static void write_process(void)
 {
-	static char cmd[8192], exe[4096], rec[16384];
+	static char cmd[8192], rec[16384];
 	/* the arguments as the kernel keeps them, each ended by a NUL (the
 	 * last one's dropped), so that arguments with spaces survive */
 	size_t n = read_file("/proc/self/cmdline", cmd, sizeof cmd - 1);
 	if (n && cmd[n - 1] == '\0')
 		n--;
-	ssize_t e = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	exe[e > 0 ? e : 0] = '\0';
+	const char *exe = rt_exe_path();
 	struct timespec rt;
 	clock_gettime(CLOCK_REALTIME, &rt);
 	start_ns = rt_now_ns();

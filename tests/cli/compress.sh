@@ -50,6 +50,27 @@ for f in eq/*.rtrace; do
   [ "$(magic "$f.z")" = 'RTRACE\0002' ] && ok || bad "zpack: $f.z is not compressed"
   same_readers "$(basename "$f")" "$f" "$f.z"
 done
+# in place (rtrace run's way for a short process's trace): the same
+# container, byte for byte, in the raw file's own inode, renamed; a trace
+# whose container does not fit in its raw header stays as it was
+mkdir ip
+"$RTRACE" run -q --compress=no -o ip -- /bin/true > /dev/null 2>&1
+"$RTRACE" run -q --compress=no -o ip -- /bin/echo in place > /dev/null 2>&1
+for f in ip/*.rtrace; do
+  cp "$f" "$f.copy"
+  cp "$f" "$f.raw"
+  ino=$(stat -c %i "$f.raw")
+  "$ZPACK" "$f.copy" "$f.z" 1 || bad "zpack $f"
+  "$ZPACK" --in-place "$f.raw" "$f.ip" 1 || bad "zpack --in-place $f: status $?"
+  cmp -s "$f.z" "$f.ip" && ok || bad "zpack --in-place $f: not the container zpack writes"
+  [ ! -e "$f.raw" ] && [ "$(stat -c %i "$f.ip")" = "$ino" ] && ok || bad "zpack --in-place $f: not the raw file's inode"
+  same_readers "in place $(basename "$f")" "$f" "$f.ip"
+done
+f=$(ls eq/tp_churn-*.rtrace)
+cp "$f" big.raw
+"$ZPACK" --in-place big.raw big.ip 1; rc=$?
+[ $rc = 3 ] && cmp -s "$f" big.raw && [ ! -e big.ip ] && ok || bad "zpack --in-place of a large trace: status $rc"
+
 # CALLA records (descriptors with their arguments) went through the columns
 "$RTRACE" convert --to text eq/tp_fds-*.rtrace.z | grep -q '\$path = ' && ok || bad "tp_fds: no call arguments read back"
 

@@ -1,7 +1,8 @@
 # What tracing costs a short process (issue 21): a process that ends with
 # no block reads no root memory at exit (the leak check has nothing to
 # find), and its trace is one chunk after the header; a process with
-# blocks is still checked in full.
+# blocks is still checked in full; rtrace run compresses a short
+# process's trace in its own file.
 . "$(dirname "$0")/lib.sh"
 : "${PROGRAMS:?}"
 command -v strace > /dev/null || { echo "strace is not installed (scripts/setup.sh installs it)" >&2; exit 1; }
@@ -109,6 +110,48 @@ calls=$(forkexec quiet)
 calls=$(forkexec alloc)
 [ "$(ls fe | wc -l)" = 3 ] && [ "$calls" = "1 1 1 " ] && ok || bad "fork+exec, a call: traces $(ls fe), calls $calls"
 grep -q 'in use at exit: 33 bytes' fe.err && ok || bad "fork+exec, a call: the child's trace is not in the report: $(cat fe.err)"
+
+# a process that never started a thread and ends with no live block has
+# nothing to check: no thread list read at exit (/proc/self/task), the
+# same all-zero summary; a threaded program still stops its threads
+rm -f ./*.rtrace st
+strace -f -qq -e trace=getdents64 -o st "$RTRACE" run -q --compress=no -o "$TMP" -- /bin/true > /dev/null 2>&1
+[ "$(grep -c getdents64 st)" = 0 ] && ok || bad "/bin/true: the exit listed the threads: $(cat st)"
+"$RTRACE" postproc -i true-*.rtrace | grep -q '^## leak check (full): 0 blocks checked in ' && ok ||
+  bad "/bin/true: no leak check summary: $("$RTRACE" postproc -i true-*.rtrace | grep '^##')"
+rm -f ./*.rtrace st
+strace -f -qq -e trace=getdents64 -o st "$RTRACE" run -q --compress=no -o "$TMP" -- "$PROGRAMS/tp_threads" > /dev/null 2>&1
+[ "$(grep -c getdents64 st)" -gt 0 ] && ok || bad "tp_threads: the exit did not list the threads"
+
+# a forked child reopens the leak check's reserved descriptors itself: with
+# the fd module on, through its dup3 interposer it recorded the tracer's
+# own call and took a backtrace in the child of fork, where libunwind's
+# lock could be held (the child hung)
+rm -rf fk && mkdir fk
+timeout -s KILL 60 "$RTRACE" run -q -m memory,fd -o "$TMP/fk" -- "$PROGRAMS/tp_fork" > /dev/null 2> err; rc=$?
+[ $rc = 0 ] && [ "$(ls fk | wc -l)" = 2 ] && ok || bad "-m memory,fd tp_fork: status $rc, traces $(ls fk): $(cat err)"
+for f in fk/*; do
+  "$RTRACE" postproc -i "$f" > fk.txt 2>&1 || bad "$f unreadable: $(head -3 fk.txt)"
+  ! grep -q 'dup3' fk.txt && ok || bad "$f: the tracer's own dup3 was recorded"
+done
+
+# rtrace run compresses a short process's trace over its own raw file
+# (renamed, not a new file and a removal): in a shell loop, the traces of
+# the processes over by the next look; none left raw, and the report
+# lists every process
+rm -rf loop && mkdir loop
+# (LeakSanitizer cannot run under ptrace: an ASan build's rtrace aborts)
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -qq -e trace=rename,renameat2,unlink,unlinkat -o st "$RTRACE" run --follow-children -o "$TMP/loop" -- \
+  bash -c 'for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true; done' > /dev/null 2> err || bad "loop failed: $(cat err)"
+n=$(ls loop | wc -l)
+packed=$(grep -cE 'renameat2\(AT_FDCWD, "[^"]*\.rtrace\.raw", AT_FDCWD, "[^"]*\.rtrace", RENAME_NOREPLACE\) = 0' st)
+[ "$n" -ge 21 ] && [ "$packed" -ge 10 ] && ok || bad "loop: $n traces, $packed packed in place: $(grep -v resumed st | head -5)"
+[ -z "$(ls loop | grep -v '\.rtrace$')" ] && ok || bad "loop: files left: $(ls loop | grep -v '\.rtrace$')"
+[ "$(grep -c 'trace written to' err)" = "$n" ] && ok || bad "loop: $n traces, $(grep -c 'trace written to' err) in the report"
+for f in loop/*; do
+  [ "$(head -c 8 "$f" | od -An -c | tr -d ' ')" = 'RTRACE\0002' ] && "$RTRACE" postproc -i "$f" > /dev/null 2>&1 || bad "loop: $f unreadable"
+done
+ok
 
 # a program that leaks: the roots are read, the verdicts are memcheck's
 n=$(vm_reads "$PROGRAMS/tp_leaks")

@@ -21,7 +21,14 @@
  * thread, and what the compressor has not caught up with) and at most
  * 4 MiB of compressed ones, not the whole trace. A chunk is read with
  * one pread (its header and records). Costs and speed in
- * bench/README.md, "Trace size". */
+ * bench/README.md, "Trace size".
+ *
+ * A trace already finished (a short process's, ~600 bytes compressed)
+ * can instead be packed in place (rt_bin_zpack): the same writer runs
+ * into a memfd, and the container, when it fits in the raw header's
+ * page, is written over the raw file, which is cut and renamed; so a
+ * --follow-children run creates and removes no file per process for
+ * its compression (bench/README.md, "Per-process cost"). */
 #define _GNU_SOURCE
 #include "bin_zchunk.h"
 #include "format/trace_format.h"
@@ -35,7 +42,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,6 +79,7 @@ struct rt_bin_zwriter {
 	uint64_t *done; /* chunks written since the last punch */
 	size_t ndone, cdone;
 	bool no_punch;
+	bool in_place; /* rt_bin_zpack: the raw file becomes the container */
 	uint64_t snap_at; /* the last look for chunks to copy (ns) */
 	rt_bin_zstats st;
 };
@@ -426,8 +436,143 @@ static int finish(rt_bin_zwriter *w, rt_diag *err)
 	if (!write_all(w->out, e, sizeof e) || !pread_all(w->raw, h, sizeof h, 0) || !write_header(w, h, at))
 		return zfail(err, w->out_path, "cannot write: %s", strerror(errno));
 	w->st.out_bytes += sizeof e;
-	unlink(w->raw_path);
+	if (!w->in_place)
+		unlink(w->raw_path);
 	return 0;
+}
+
+/* --- a finished trace, in place --- */
+
+/* What packing reuses from one trace to the next: the codec (a zstd
+ * context is ~15% of a short trace's packing to create and free), the
+ * chunk buffer and the memfd the container is written to first. */
+struct rt_bin_zpacker {
+	int level, mem;
+	rt_bin_zc *zc;
+	uint8_t *chunk, *ob;
+	size_t ccap, ocap;
+};
+
+rt_bin_zpacker *rt_bin_zpacker_new(int level)
+{
+	rt_bin_zpacker *p = rt_xcalloc(1, sizeof *p);
+	p->level = level;
+	p->mem = -1;
+	p->zc = rt_bin_zc_new();
+	return p;
+}
+
+void rt_bin_zpacker_free(rt_bin_zpacker *p)
+{
+	if (!p)
+		return;
+	if (p->mem >= 0)
+		close(p->mem);
+	rt_bin_zc_free(p->zc);
+	free(p->chunk);
+	free(p->ob);
+	free(p);
+}
+
+/* A writer over p's parts, from the raw trace's open descriptor into
+ * p's memfd, emptied; NULL with *err. */
+static rt_bin_zwriter *pack_writer(rt_bin_zpacker *p, int raw, const char *raw_path, uint8_t *h, rt_diag *err)
+{
+	if (p->mem < 0)
+		p->mem = memfd_create("rtrace-zpack", MFD_CLOEXEC);
+	if (p->mem < 0 || ftruncate(p->mem, 0) || lseek(p->mem, 0, SEEK_SET) < 0) {
+		zfail(err, raw_path, "cannot pack: %s", strerror(errno));
+		return NULL;
+	}
+	rt_bin_zwriter *w = rt_xcalloc(1, sizeof *w);
+	*w = (rt_bin_zwriter){.raw = raw, .out = p->mem, .level = p->level, .zc = p->zc, .ob = p->ob,
+			      .ocap = p->ocap, .no_punch = true, .in_place = true};
+	w->raw_path = rt_xstrdup(raw_path);
+	w->out_path = rt_xstrdup(raw_path);
+	if (read_raw_header(w, h, err)) {
+		p->ob = w->ob;
+		w->raw = w->out = -1;
+		w->zc = NULL;
+		w->ob = NULL;
+		zfree(w);
+		return NULL;
+	}
+	if (p->ccap < w->cs) {
+		free(p->chunk);
+		p->chunk = rt_xmalloc(w->cs);
+		p->ccap = w->cs;
+	}
+	w->chunk = p->chunk;
+	return w;
+}
+
+/* The container of a finished raw trace, in memory. Returns its size, 0
+ * when it would not fit in cap bytes, -1 with *err. */
+static long pack_mem(rt_bin_zpacker *p, int raw, const char *raw_path, size_t cap, uint8_t **out, rt_diag *err)
+{
+	uint8_t h[RT_TF_FILE_HEADER];
+	long rc = -1;
+	rt_bin_zwriter *w = pack_writer(p, raw, raw_path, h, err);
+	if (!w)
+		return -1;
+	w->st.out_bytes = RT_TF_FILE_HEADER;
+	if (!write_header(w, h, 0) || lseek(w->out, RT_TF_FILE_HEADER, SEEK_SET) < 0)
+		zfail(err, raw_path, "cannot pack: %s", strerror(errno));
+	else if (!finish(w, err))
+		rc = w->st.out_bytes <= cap ? (long)w->st.out_bytes : 0;
+	if (rc > 0) {
+		*out = rt_xmalloc((size_t)rc);
+		if (!pread_all(w->out, *out, (size_t)rc, 0)) {
+			rc = zfail(err, raw_path, "cannot pack: %s", strerror(errno));
+			free(*out);
+			*out = NULL;
+		}
+	}
+	/* p's parts stay p's */
+	p->ob = w->ob;
+	p->ocap = w->ocap;
+	w->raw = w->out = -1;
+	w->zc = NULL;
+	w->ob = w->chunk = NULL;
+	zfree(w);
+	return rc;
+}
+
+/* Over its own raw file, then renamed: neither a new file nor a removed
+ * one. The container goes within the raw header's page (a small trace:
+ * a short process's container is about 600 bytes), so until the rename
+ * the raw chunks are intact and a crash leaves either the raw trace or
+ * the complete container followed by them. */
+/* A raw trace of at most PACK_CHUNKS chunks (its header read into h): a
+ * larger one would be compressed twice, for a container too large to go
+ * in place and then by the streaming writer. */
+#define PACK_CHUNKS 4
+static bool small_raw(int fd, uint8_t *h)
+{
+	struct stat st;
+	if (!pread_all(fd, h, RT_TF_FILE_HEADER, 0) || memcmp(h, RT_TF_MAGIC, RT_TF_MAGIC_LEN) || fstat(fd, &st))
+		return false;
+	uint64_t hs = get32(h + RT_TF_OFF_HEADER_SIZE), cs = get32(h + RT_TF_OFF_CHUNK_SIZE);
+	return (uint64_t)st.st_size <= hs + PACK_CHUNKS * cs;
+}
+
+int rt_bin_zpack(rt_bin_zpacker *p, const char *raw, const char *out, rt_diag *err)
+{
+	uint8_t h[RT_TF_FILE_HEADER], *buf = NULL;
+	int fd = open(raw, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return zfail(err, raw, "cannot open: %s", strerror(errno));
+	uint32_t hs = small_raw(fd, h) ? get32(h + RT_TF_OFF_HEADER_SIZE) : 0;
+	long n = hs >= RT_TF_FILE_HEADER ? pack_mem(p, fd, raw, hs, &buf, err) : 0;
+	if (n > 0 && (pwrite(fd, buf, (size_t)n, 0) != n || ftruncate(fd, n))) {
+		n = zfail(err, raw, "cannot write: %s", strerror(errno));
+	} else if (n > 0 && syscall(SYS_renameat2, AT_FDCWD, raw, AT_FDCWD, out, RENAME_NOREPLACE) &&
+		   ((errno != EINVAL && errno != ENOSYS) || rename(raw, out))) {
+		n = zfail(err, out, "cannot rename %s to it: %s", raw, strerror(errno));
+	}
+	free(buf);
+	close(fd);
+	return n < 0 ? -1 : n > 0;
 }
 
 int rt_bin_zclose(rt_bin_zwriter *w, bool fin, rt_diag *err)
