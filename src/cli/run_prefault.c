@@ -23,6 +23,12 @@
  * --follow-children) writes a page or two of its first chunk, and
  * populating 32 pages for it would cost more than its faults.
  *
+ * The thread makes its inotify instance only once the program has run
+ * for START_MS: closing an instance that holds watches waits for the
+ * kernel's fsnotify mark reaper and an SRCU grace period, 5-23 ms of
+ * rtrace run's wall time measured here (strace -T), more than the whole
+ * of a short program's run under rtrace run; a program that ends before
+ * then has nothing to populate (its first two chunks are its own).
  * Without inotify (no instance left) the thread looks every 2 ms; on a
  * kernel without MADV_POPULATE_WRITE it stops at the first EINVAL. The
  * thread takes no signal (rtrace run's main thread forwards them). */
@@ -52,6 +58,7 @@
 #endif
 #define FIRST_CHUNK 2 /* chunks of a file left to the tracer's own faults */
 #define POLL_MS 2     /* without inotify */
+#define START_MS 20   /* the program's run before the thread starts watching */
 /* The file is mapped a window at a time: a mapping per chunk cost 50-80
  * ns a record in mmap and munmap alone, one per 8 MiB 8 ns in all. */
 #define WINDOW (8u << 20)
@@ -188,9 +195,23 @@ static bool wait_change(run_prefault *pf)
 	return true;
 }
 
+/* Waits START_MS for a stop; false when asked to stop before then. */
+static bool wait_start(run_prefault *pf)
+{
+	struct pollfd p = {pf->stop[0], POLLIN, 0};
+	if (poll(&p, 1, START_MS) > 0)
+		return false;
+	pf->in = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (pf->in >= 0)
+		(void)inotify_add_watch(pf->in, pf->manifest, IN_MODIFY);
+	return true;
+}
+
 static void *run(void *arg)
 {
 	run_prefault *pf = arg;
+	if (!wait_start(pf))
+		return NULL;
 	do {
 		read_manifest(pf);
 		for (size_t i = 0; i < pf->n;) {
@@ -212,9 +233,7 @@ run_prefault *run_prefault_start(const char *manifest, bool raw_suffix)
 		return NULL;
 	pf->manifest = strdup(manifest);
 	pf->raw_suffix = raw_suffix;
-	pf->in = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-	if (pf->in >= 0)
-		(void)inotify_add_watch(pf->in, manifest, IN_MODIFY);
+	pf->in = -1; /* made by the thread (wait_start) */
 	sigset_t all, old;
 	sigfillset(&all);
 	if (!pf->manifest || pipe2(pf->stop, O_CLOEXEC)) {
