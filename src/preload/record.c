@@ -96,18 +96,9 @@ static inline __attribute__((always_inline)) uint8_t *call_head_at(uint8_t *p, i
 	return rt_put_varint(p, fn);
 }
 
-/* rt_now_ns inline: the coarse clock's vdso call without a call of the
- * tracer's own around it, on every record. */
-static inline __attribute__((always_inline)) uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static inline __attribute__((always_inline)) uint8_t *call_head(uint8_t *p, int type, uint64_t index, int kind, unsigned fn)
 {
-	return call_head_at(p, type, index, kind, fn, rt_opt.timestamps ? now_ns() : 0, 0);
+	return call_head_at(p, type, index, kind, fn, rt_opt.timestamps ? rt_now_ns() : 0, 0);
 }
 
 /* The fields after the function: resource, id, size, stack, contexts. */

@@ -73,13 +73,6 @@ static __thread uint64_t chunk_index; /* of rt_t.chunk */
 /* The coarse clock (the kernel tick, typically 4 ms) costs 3.5 ns a read
  * here against 22.6 ns for CLOCK_MONOTONIC, which was 13% of a traced
  * allocation churn; the text protocol prints milliseconds anyway. */
-uint64_t rt_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 const char *rt_trace_path(void) { return trace_path; }
 const char *rt_trace_data_path(void) { return data_path; }
 

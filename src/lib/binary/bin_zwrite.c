@@ -474,6 +474,18 @@ void rt_bin_zpacker_free(rt_bin_zpacker *p)
 	free(p);
 }
 
+/* Frees w, a writer over p's parts, giving them back to p (its output
+ * buffer may have grown) and leaving the descriptors open. */
+static void pack_release(rt_bin_zpacker *p, rt_bin_zwriter *w)
+{
+	p->ob = w->ob;
+	p->ocap = w->ocap;
+	w->raw = w->out = -1;
+	w->zc = NULL;
+	w->ob = w->chunk = NULL;
+	zfree(w);
+}
+
 /* A writer over p's parts, from the raw trace's open descriptor into
  * p's memfd, emptied; NULL with *err. */
 static rt_bin_zwriter *pack_writer(rt_bin_zpacker *p, int raw, const char *raw_path, uint8_t *h, rt_diag *err)
@@ -490,11 +502,7 @@ static rt_bin_zwriter *pack_writer(rt_bin_zpacker *p, int raw, const char *raw_p
 	w->raw_path = rt_xstrdup(raw_path);
 	w->out_path = rt_xstrdup(raw_path);
 	if (read_raw_header(w, h, err)) {
-		p->ob = w->ob;
-		w->raw = w->out = -1;
-		w->zc = NULL;
-		w->ob = NULL;
-		zfree(w);
+		pack_release(p, w);
 		return NULL;
 	}
 	if (p->ccap < w->cs) {
@@ -528,13 +536,7 @@ static long pack_mem(rt_bin_zpacker *p, int raw, const char *raw_path, size_t ca
 			*out = NULL;
 		}
 	}
-	/* p's parts stay p's */
-	p->ob = w->ob;
-	p->ocap = w->ocap;
-	w->raw = w->out = -1;
-	w->zc = NULL;
-	w->ob = w->chunk = NULL;
-	zfree(w);
+	pack_release(p, w);
 	return rc;
 }
 
