@@ -56,6 +56,8 @@ void rt_fdres_open(rt_fdres *r)
 	errno = err;
 }
 
+int rt_fdres_held(const rt_fdres *r) { return still_ours(r) ? r->fd : -1; }
+
 int rt_fdres_get(rt_fdres *r, bool *fresh)
 {
 	int fd = own_open(r), err = errno;

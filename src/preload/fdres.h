@@ -30,5 +30,8 @@ void rt_fdres_open(rt_fdres *r);
  * or else the reserved one, when it is still the file opened; -1 and
  * errno (that of the failed open) when neither. */
 int rt_fdres_get(rt_fdres *r, bool *fresh);
+/* The reserved descriptor when it is still the file opened, else -1:
+ * for a reader that does not move the file's position (an ioctl). */
+int rt_fdres_held(const rt_fdres *r);
 
 #endif

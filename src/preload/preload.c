@@ -175,7 +175,14 @@ void rt_start(void)
 	rt_t.busy = busy;
 }
 
-__attribute__((constructor(101))) static void rt_init(void) { rt_start(); }
+/* glibc calls constructors with the program's arguments. */
+__attribute__((constructor(101))) static void rt_init(int argc, char **argv, char **envp)
+{
+	(void)envp;
+	if (!RT_LOAD(rt_started))
+		rt_set_args(argc, argv);
+	rt_start();
+}
 
 /* The end of the trace: the END record and the file's final size. */
 void rt_finish(void)

@@ -159,6 +159,9 @@ static inline __attribute__((always_inline)) uint64_t rt_now_ns(void)
 }
 const char *rt_trace_path(void);
 const char *rt_exe_path(void); /* /proc/self/exe, read once */
+/* record.c: the program's arguments as the kernel laid them out (the
+ * constructor's argv), for the PROCESS record without /proc/self/cmdline. */
+void rt_set_args(int argc, char **argv);
 /* The file the records go to (mapped: not a leak root). */
 const char *rt_trace_data_path(void);
 

@@ -199,12 +199,46 @@ static size_t read_file(const char *path, char *buf, size_t cap)
 	return n;
 }
 
+/* The arguments' strings, where the kernel put them: [args_lo, args_hi),
+ * each ended by a NUL, which is what /proc/self/cmdline reads from the
+ * process's memory. Taken from the constructor's argv when its strings
+ * lie end to end (as exec lays them out): the PROCESS record then costs
+ * no open and read of /proc/self/cmdline (4 system calls and the proc
+ * file's setup, ~10 us), in a forked child too, whose copy of that
+ * memory is what its own /proc/self/cmdline would read. */
+static const char *args_lo, *args_hi;
+#define CMD_MAX 8192
+
+void rt_set_args(int argc, char **argv)
+{
+	if (argc <= 0 || !argv || !argv[0])
+		return;
+	const char *end = argv[0];
+	for (int i = 0; i < argc && end - argv[0] < CMD_MAX; i++) {
+		if (argv[i] != end)
+			return; /* not the kernel's layout: /proc/self/cmdline */
+		end += strlen(end) + 1;
+	}
+	args_lo = argv[0];
+	args_hi = end;
+}
+
+/* The command line into cmd (at most cap bytes): from memory, or read. */
+static size_t read_cmdline(char *cmd, size_t cap)
+{
+	if (!args_lo)
+		return read_file("/proc/self/cmdline", cmd, cap);
+	size_t n = (size_t)(args_hi - args_lo) < cap ? (size_t)(args_hi - args_lo) : cap;
+	memcpy(cmd, args_lo, n);
+	return n;
+}
+
 static void write_process(void)
 {
-	static char cmd[8192], rec[16384];
+	static char cmd[CMD_MAX], rec[16384];
 	/* the arguments as the kernel keeps them, each ended by a NUL (the
 	 * last one's dropped), so that arguments with spaces survive */
-	size_t n = read_file("/proc/self/cmdline", cmd, sizeof cmd - 1);
+	size_t n = read_cmdline(cmd, sizeof cmd - 1);
 	if (n && cmd[n - 1] == '\0')
 		n--;
 	const char *exe = rt_exe_path();
