@@ -116,7 +116,7 @@ static struct {
 	pthread_mutex_t lock;
 	module mods[MAX_MODULES];
 	size_t nmods;
-} reader = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} reader RT_COLD = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static _Atomic unsigned rules_gen;
 static __thread rule_table *t_rules __attribute__((tls_model("initial-exec")));
@@ -220,7 +220,7 @@ static void read_rule(uintptr_t key, rule *r)
  * threads are stopped anywhere). */
 #define MEMOS_MAX 4096
 #define MEMO_BYTES (sizeof(memo) + MEMO_CAP * sizeof(step))
-static memo *_Atomic memos[MEMOS_MAX];
+static memo *_Atomic memos[MEMOS_MAX] RT_COLD;
 
 static void memo_register(memo *m)
 {

@@ -35,6 +35,7 @@
  * fault. */
 #define _GNU_SOURCE
 #include "heap.h"
+#include "pages.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -52,7 +53,7 @@ static sigaction_fn real_sigaction;
 static _Atomic int armed;
 /* What the program set where the tracer's handler stands for the
  * default: read back by its sigaction. */
-static struct sigaction view[NSIG];
+static struct sigaction view[NSIG] RT_COLD;
 
 /* Signals whose default action terminates (with or without a core). */
 static bool kills_by_default(int sig)
@@ -230,6 +231,16 @@ RT_EXPORT sighandler_t sigset(int sig, sighandler_t h)
 	return (void *)r == (void *)on_fatal ? SIG_DFL : r;
 }
 
+/* The default as exec leaves it: no flags, no signal in the mask (the
+ * kernel's 64 bits of it: libc leaves the rest of sigset_t as it finds
+ * it), no restorer. */
+static bool pristine(const struct sigaction *sa)
+{
+	uint64_t mask;
+	memcpy(&mask, &sa->sa_mask, sizeof mask);
+	return !sa->sa_flags && !mask && !sa->sa_restorer;
+}
+
 /* At start: the tracer's handler wherever the default would kill, when
  * there is a check to run. One system call per signal, not two: the
  * handler goes in and the old disposition comes back in the same call
@@ -244,16 +255,17 @@ void rt_fatal_init(void)
 	resolve();
 	if (rt_leak_mode() == LEAK_CHECK_NO || !real_sigaction)
 		return;
-	struct sigaction ours = our_action(), cur;
+	struct sigaction ours = our_action();
 	sigset_t all, mask;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &mask);
 	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction cur;
 		if (!kills_by_default(sig) || real_sigaction(sig, &ours, &cur))
 			continue;
 		if (cur.sa_handler != SIG_DFL)
 			real_sigaction(sig, &cur, NULL); /* the program's, as it was */
-		else
+		else if (!pristine(&cur)) /* else view stays zero: its pages untouched */
 			view[sig] = cur;
 	}
 	pthread_sigmask(SIG_SETMASK, &mask, NULL);

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "lifetime.h"
 #include "module.h"
+#include "pages.h"
 
 #include <fcntl.h>
 #include <stdarg.h>
@@ -48,7 +49,7 @@ rt_module rt_mod_fd = {
 
 /* Descriptors the module recorded as allocated and not yet released. */
 #define LIVE_MAX 65536
-static _Atomic uint64_t live[LIVE_MAX / 64];
+static _Atomic uint64_t live[LIVE_MAX / 64] RT_COLD;
 
 static void set_live(int fd, bool on)
 {

@@ -75,7 +75,7 @@ typedef struct rt_heap_table {
 	_Atomic int owned; /* a front: a thread has it */
 } __attribute__((aligned(64))) table;
 
-static table stripes[STRIPES], fronts[FRONTS];
+static table stripes[STRIPES] RT_COLD, fronts[FRONTS] RT_COLD;
 static _Atomic(_Atomic uint64_t *) hints;
 _Atomic int rt_heap_quiet;
 static void (*real_free)(void *);

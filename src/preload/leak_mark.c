@@ -36,7 +36,7 @@ static void add_block(void *ctx, const rt_heap_ent *e)
 /* LSD radix sort of (address, position) pairs, 16 bits a pass. */
 static void sort_pairs(uint64_t (*a)[2], uint64_t (*t)[2], size_t n)
 {
-	static size_t count[65536];
+	static size_t count[65536] RT_COLD;
 	for (int shift = 0; shift < 64; shift += 16) {
 		memset(count, 0, sizeof count);
 		for (size_t i = 0; i < n; i++)

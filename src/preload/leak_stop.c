@@ -235,7 +235,7 @@ const char *rt_leak_stop_why(void)
 
 bool rt_leak_stop_threads(void)
 {
-	static int sent[MAX_PARKED], now[MAX_PARKED];
+	static int sent[MAX_PARKED] RT_COLD, now[MAX_PARKED] RT_COLD;
 	if (!parked)
 		parked = rt_pages(MAX_PARKED * sizeof *parked);
 	if (!parked || !(park_sig = pick_signal()))

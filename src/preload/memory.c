@@ -6,6 +6,7 @@
  * what the real function left. */
 #define _GNU_SOURCE
 #include "module.h"
+#include "pages.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -33,7 +34,7 @@ static struct {
 /* dlsym may allocate (calloc for its error state) before the real
  * functions are known: such requests are served from this buffer, and
  * free() recognises its pointers. */
-static _Alignas(64) uint8_t boot_buf[64 * 1024];
+static _Alignas(64) uint8_t boot_buf[64 * 1024] RT_COLD;
 static _Atomic size_t boot_used;
 
 static bool is_boot(const void *p)

@@ -4,6 +4,7 @@
  * stack of the original mapping, so that leaks show where it was made. */
 #define _GNU_SOURCE
 #include "module.h"
+#include "pages.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -26,7 +27,7 @@ typedef struct map {
 	uintptr_t lo, hi; /* hi 0: free slot */
 	uint64_t bt;
 } map;
-static map maps[MAPS_MAX];
+static map maps[MAPS_MAX] RT_COLD;
 static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct {

@@ -223,29 +223,39 @@ void rt_set_args(int argc, char **argv)
 	args_hi = end;
 }
 
-/* The command line into cmd (at most cap bytes): from memory, or read. */
-static size_t read_cmdline(char *cmd, size_t cap)
+/* The command line (at most CMD_MAX - 1 bytes): in memory, or read into
+ * a buffer that only then is touched. */
+static const char *cmdline(size_t *n)
 {
-	if (!args_lo)
-		return read_file("/proc/self/cmdline", cmd, cap);
-	size_t n = (size_t)(args_hi - args_lo) < cap ? (size_t)(args_hi - args_lo) : cap;
-	memcpy(cmd, args_lo, n);
-	return n;
+	static char cmd[CMD_MAX];
+	if (!args_lo) {
+		*n = read_file("/proc/self/cmdline", cmd, sizeof cmd - 1);
+		return cmd;
+	}
+	*n = (size_t)(args_hi - args_lo) < sizeof cmd - 1 ? (size_t)(args_hi - args_lo) : sizeof cmd - 1;
+	return args_lo;
 }
+
+/* The PROCESS record, written in place in the chunk (no buffer of its
+ * own to fault in): type, 4 varints, arch, exe, cmdline, 2 varints. */
+#define PROCESS_MAX (1 + 4 * 10 + 1 + 8 + 2 + 4096 + 2 + 4096 + 2 * 10)
+_Static_assert(PROCESS_MAX <= RT_RESERVE_MAX, "a PROCESS record fits in a chunk");
 
 static void write_process(void)
 {
-	static char cmd[CMD_MAX], rec[16384];
 	/* the arguments as the kernel keeps them, each ended by a NUL (the
 	 * last one's dropped), so that arguments with spaces survive */
-	size_t n = read_cmdline(cmd, sizeof cmd - 1);
+	size_t n;
+	const char *cmd = cmdline(&n);
 	if (n && cmd[n - 1] == '\0')
 		n--;
 	const char *exe = rt_exe_path();
 	struct timespec rt;
 	clock_gettime(CLOCK_REALTIME, &rt);
 	start_ns = rt_now_ns();
-	uint8_t *p = (uint8_t *)rec;
+	uint8_t *p = rt_reserve(PROCESS_MAX);
+	if (!p)
+		return;
 	*p++ = RT_REC_PROCESS;
 	p = rt_put_varint(p, (uint64_t)getpid());
 	p = rt_put_varint(p, (uint64_t)getppid());
@@ -258,12 +268,13 @@ static void write_process(void)
 #else
 	p = rt_put_str(p, "unknown", 7);
 #endif
-	p = rt_put_str(p, exe, strlen(exe));
+	size_t elen = strlen(exe);
+	p = rt_put_str(p, exe, elen > 4095 ? 4095 : elen);
 	p = rt_put_str(p, cmd, n > 4096 ? 4096 : n);
 	p = rt_put_varint(p, rt_opt.depth);
 	p = rt_put_varint(p, (rt_opt.timestamps ? RT_TF_PROC_TIMESTAMPS : 0u) |
 			     (rt_opt.trace_frees ? RT_TF_PROC_FREE_BTS : 0u));
-	put_record((uint8_t *)rec, (size_t)(p - (uint8_t *)rec));
+	rt_commit(p);
 }
 
 /* One MODULE record for an executable mapping of a file or a named

@@ -4,6 +4,7 @@
  * removal and its last attachment is gone. */
 #define _GNU_SOURCE
 #include "module.h"
+#include "pages.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -40,7 +41,7 @@ static struct {
 static struct {
 	uintptr_t addr;
 	int id;
-} att[ATT_MAX];
+} att[ATT_MAX] RT_COLD;
 static pthread_mutex_t att_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void att_set(uintptr_t addr, int id)

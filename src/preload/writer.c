@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include "preload.h"
 #include "format/run_env.h"
+#include "pages.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -58,13 +59,18 @@ static char trace_path[4096];
  * `rtrace run` compresses them into trace_path (format/run_env.h) */
 static char data_path[4096 + sizeof RT_RAW_SUFFIX];
 static pthread_mutex_t grow_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint8_t *seg_base[MAX_SEGS];
+/* the first segments' addresses among the variables every process
+ * writes (not a page fault of their own), the others with the cold ones */
+#define SEG_HOT 4u
+static uint8_t *seg_hot[SEG_HOT];
+static uint8_t *seg_cold[MAX_SEGS - SEG_HOT] RT_COLD;
+#define seg_base(s) (*((s) < SEG_HOT ? &seg_hot[s] : &seg_cold[(s) - SEG_HOT]))
 static _Atomic uint64_t next_chunk;  /* chunks handed out */
 static _Atomic uint64_t ready_chunks; /* chunks backed by disk and mapped */
 _Atomic unsigned rt_writer_gen = 1;
 static _Atomic int disabled_once;
 /* chunks of each segment their threads have left */
-static _Atomic uint16_t seg_done[MAX_SEGS];
+static _Atomic uint16_t seg_done[MAX_SEGS] RT_COLD;
 
 __thread rt_tls rt_t __attribute__((tls_model("initial-exec")));
 static __thread uint32_t chunk_seq;
@@ -356,7 +362,7 @@ static int grow(bool ahead)
 	int fd = trace_fd();
 	if (fd < 0)
 		return -1;
-	if (!seg_base[seg]) {
+	if (!seg_base(seg)) {
 		void *p = mmap(NULL, SEG_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 			       (off_t)(HDR_SIZE + seg * SEG_SIZE));
 		if (p == MAP_FAILED)
@@ -364,7 +370,7 @@ static int grow(bool ahead)
 		/* no readahead for the first segment: see no_readahead */
 		if (!seg)
 			no_readahead(p);
-		seg_base[seg] = p;
+		seg_base(seg) = p;
 	}
 	uint64_t n = grow_step(ready);
 	int err = n ? reserve(fd, ready, &n) : EFBIG;
@@ -413,7 +419,7 @@ static uint8_t *chunk_new(void)
 		if (i >= atomic_load_explicit(&ready_chunks, memory_order_acquire))
 			return NULL;
 	}
-	uint8_t *c = seg_base[i / CHUNKS_PER_SEG] + (i % CHUNKS_PER_SEG) * CHUNK_SIZE;
+	uint8_t *c = seg_base(i / CHUNKS_PER_SEG) + (i % CHUNKS_PER_SEG) * CHUNK_SIZE;
 	chunk_index = i;
 	uint32_t tid = (uint32_t)syscall(SYS_gettid), seq = chunk_seq++;
 	memcpy(c, RT_TF_CHUNK_MAGIC, RT_TF_CHUNK_MAGIC_LEN);
@@ -475,7 +481,7 @@ static void chunk_left(void)
 {
 	uint64_t seg = chunk_index / CHUNKS_PER_SEG;
 	if (atomic_fetch_add(&seg_done[seg], 1) + 1 == CHUNKS_PER_SEG)
-		madvise(seg_base[seg], SEG_SIZE, MADV_DONTNEED);
+		madvise(seg_base(seg), SEG_SIZE, MADV_DONTNEED);
 }
 
 /* rt_reserve's way out (preload.h): the thread's first chunk, the next
@@ -691,9 +697,9 @@ void rt_writer_fork_child(void (*preamble)(void))
 	rt_t.busy = busy;
 	uint64_t segs = (atomic_load(&ready_chunks) + CHUNKS_PER_SEG - 1) / CHUNKS_PER_SEG;
 	for (uint64_t s = 0; s < segs; s++) {
-		if (seg_base[s])
-			munmap(seg_base[s], SEG_SIZE);
-		seg_base[s] = NULL;
+		if (seg_base(s))
+			munmap(seg_base(s), SEG_SIZE);
+		seg_base(s) = NULL;
 		atomic_store(&seg_done[s], 0);
 	}
 	have_file = 0;

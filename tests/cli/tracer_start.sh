@@ -5,7 +5,8 @@
 # line comes from the arguments in memory, not /proc/self/cmdline (in a
 # fork child too); the MODULE records come from PROCMAP_QUERY, the
 # executable mappings alone, not from the whole /proc/self/maps (where
-# the kernel has the query: Linux 6.11), and list what the file lists.
+# the kernel has the query: Linux 6.11), and list what the file lists;
+# the tracer's variables written at start share a few pages.
 . "$(dirname "$0")/lib.sh"
 : "${PROGRAMS:?}" "${BUILD_DIR:?}"
 command -v strace > /dev/null || { echo "strace is not installed (scripts/setup.sh installs it)" >&2; exit 1; }
@@ -84,5 +85,15 @@ else
   echo "no PROCMAP_QUERY (Linux before 6.11): the file is read, not checked" >&2
 fi
 "$RTRACE" postproc -i t4/true-*.rtrace | grep -q '^: .*libc\.so' && ok || bad "/bin/true: no libc module"
+
+# the tracer's own variables that every process writes at start share a
+# few pages, its large tables (unwinder, leak check, modules) after them:
+# the resident part of its zero-filled data (the anonymous mapping right
+# after the library's) in a program that allocates nothing was 64 kB
+mkdir t5
+traced "$TMP/t5" "$PROGRAMS/tp_smaps" > smaps.out 2> err || bad "tp_smaps failed: $(cat err)"
+rss=$(awk '/^[0-9a-f]+-[0-9a-f]+ / { lib = index($0, "librtrace-preload.so") > 0; after = prev && !lib; prev = lib; next }
+  after && /^Rss:/ { print $2; exit }' smaps.out)
+[ -n "$rss" ] && [ "$rss" -le 40 ] && ok || bad "the tracer's zero-filled data: ${rss:-?} kB resident at start"
 
 finish
