@@ -6,6 +6,11 @@
  * descriptor (fdres.h), taken when the program left none free, reads the
  * file afresh each time.
  *
+ * The module list is asked of the kernel where it can (PROCMAP_QUERY,
+ * Linux 6.11: the executable mappings alone, in maps' line format, ~9 us
+ * for a small program where printing and reading the whole file took
+ * ~25 us and a 1 MiB buffer; query_modules), else read from the file.
+ *
  * The module list (the executable mappings, for MODULE records) is kept
  * from the last read: a forked child has its parent's mappings, so its
  * trace starts from that copy instead of reading the file again (~25 us

@@ -23,7 +23,8 @@ typedef struct rt_maps_line {
  * munmap); *len: its length. NULL (and errno) when it cannot be read. */
 char *rt_maps_read(size_t *len, size_t *cap);
 /* The executable mappings at least (the lines MODULE records are made
- * of), as rt_maps_read gives them; in a forked child, its parent's last
+ * of), in rt_maps_read's format, asked of the kernel mapping by mapping
+ * where it can (PROCMAP_QUERY); in a forked child, its parent's last
  * list while ld.so has loaded and unloaded nothing since (maps.c). */
 char *rt_maps_read_modules(size_t *len, size_t *cap);
 /* The next well-formed line at *at (lines end with a newline or a NUL),
