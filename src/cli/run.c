@@ -506,13 +506,20 @@ static void forward(int sig, siginfo_t *info, void *uctx)
 		kill(child_pid, sig);
 }
 
+/* A signal rtrace run was started with ignored (nohup, `trap '' HUP`)
+ * stays ignored: a handler would be reset to the default by exec, and
+ * the program, which would have inherited SIG_IGN, would die of it. */
 static void install_forwarding(void)
 {
 	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 	struct sigaction sa = {.sa_sigaction = forward, .sa_flags = SA_SIGINFO | SA_RESTART};
 	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+		struct sigaction old;
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
 		sigaction(sigs[i], &sa, NULL);
+	}
 }
 
 /* The program's exit status, or 128+N when signal N killed it (*sig N);

@@ -31,6 +31,12 @@ same "environment and descriptors" "$P/tp_env"
 ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
   LD_PRELOAD=/lib/x86_64-linux-gnu/libc.so.6 same "user LD_PRELOAD kept" "$P/tp_env"
 
+# a signal ignored when rtrace run starts (nohup, trap '') is ignored in
+# the program too, as without rtrace
+# shellcheck disable=SC2016
+out=$(bash -c 'trap "" HUP USR1; exec "$@"' - "$RTRACE" run -q -o "$TMP" -- sh -c 'kill -HUP $$; kill -USR1 $$; echo alive' 2>&1)
+[ "$out" = alive ] && ok || bad "a SIGHUP ignored by rtrace run's caller killed the program: '$out'"
+
 # exit statuses: the program's; killed by the program's signal (after
 # the report, without a core of its own); 127 when it cannot start
 "$RTRACE" run -q -o "$TMP" -- "$P/tp_crash" segv; [ $? -eq 139 ] && ok || bad "SIGSEGV status"
