@@ -163,6 +163,16 @@ for f in loop/*; do
 done
 ok
 
+# with -q alone the report reads no trace: rtrace run's main thread (the
+# compressor and the report) opens none of the loop's short traces, raw
+# or renamed (it looks each one up once)
+rm -rf loopq && mkdir loopq
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -qq -e trace=openat,access -o st "$RTRACE" run -q --follow-children -o "$TMP/loopq" -- \
+  bash -c 'for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true; done' > /dev/null 2> err || bad "loop -q failed: $(cat err)"
+n=$(ls loopq | wc -l)
+[ "$(grep -c '^access(".*/loopq/.*\.rtrace", R_OK) = 0' st)" = "$n" ] && ok || bad "loop -q: $n traces, looked up: $(grep -c '^access' st)"
+! grep -q '^openat(.*/loopq/' st && ok || bad "loop -q: traces opened: $(grep '^openat(.*/loopq/' st | head -3)"
+
 # a program that leaks: the roots are read, the verdicts are memcheck's
 n=$(vm_reads "$PROGRAMS/tp_leaks")
 [ "$n" -gt 0 ] && ok || bad "tp_leaks: no root memory read"
