@@ -30,7 +30,9 @@
  * so the file can only take its name once the process is over. A short
  * trace whose process still runs waits (no writer) until it grows past
  * SHORT_RAW or has waited SHORT_WAIT_NS: a thread's only chunk is not
- * complete before then, so a container would hold nothing yet. A trace is
+ * complete before then, so a container would hold nothing yet. A trace
+ * that gets a writer is handed to the page-populating thread
+ * (run_prefault.c), which so never looks at a short one. A trace is
  * finished once its tracer wrote data_end (a clean exit) or its process
  * is gone (killed, or a crash); at the end, every trace whose process
  * has ended is finished, and one whose process still runs (a daemon
@@ -41,6 +43,7 @@
 #define _GNU_SOURCE
 #include "run_compress.h"
 #include "run_manifest.h"
+#include "run_prefault.h"
 #include "cli.h"
 #include "format/run_env.h"
 #include "rtrace/binary.h"
@@ -66,7 +69,7 @@ typedef struct ztrace {
 	pid_t pid;
 	char *path;
 	rt_bin_zwriter *w; /* NULL once finished (or never started) */
-	int pending;       /* looks since its entry, before its writer opens */
+	int pending;       /* 1 until it has a writer or stays raw */
 	uint64_t since;    /* when its entry was read (ns) */
 } ztrace;
 
@@ -75,17 +78,19 @@ struct run_compress {
 	off_t seen;       /* manifest bytes read */
 	uint64_t look_at; /* the last look at the manifest and the processes (ns) */
 	int level;
+	run_prefault *pf; /* told of each trace that gets a writer */
 	ztrace *t;
 	size_t n, cap;
 };
 
-run_compress *run_compress_new(const char *manifest, int level)
+run_compress *run_compress_new(const char *manifest, int level, run_prefault *pf)
 {
 	run_compress *z = calloc(1, sizeof *z);
 	if (!z)
 		cli_die("out of memory");
 	z->manifest = manifest;
 	z->level = level;
+	z->pf = pf;
 	return z;
 }
 
@@ -121,6 +126,8 @@ static bool start(run_compress *z, ztrace *t)
 		cli_warning("%s; the trace stays uncompressed", m);
 		if (access(t->path, F_OK))
 			(void)!rename(raw, t->path);
+	} else {
+		run_prefault_follow(z->pf, t->pid, t->path);
 	}
 	return t->w != NULL;
 }
@@ -163,9 +170,8 @@ static bool keep_raw(const char *raw, const char *path)
 }
 
 /* A pending trace at a look: a short one whose process is over stays
- * raw; a short one whose process runs waits up to SHORT_WAIT_NS, any
- * other until the second look (and the last); true when it has a
- * writer now. */
+ * raw, a short one whose process runs waits up to SHORT_WAIT_NS (or the
+ * last look), any other gets its writer; true when it has a writer now. */
 static bool pending(run_compress *z, ztrace *t, bool gone, bool final)
 {
 	char raw[PATH_MAX + sizeof RT_RAW_SUFFIX];
@@ -175,7 +181,7 @@ static bool pending(run_compress *z, ztrace *t, bool gone, bool final)
 		t->pending = 0;
 		return false;
 	}
-	if (!gone && !final && (t->pending++ < 2 || (small && mono_ns() - t->since < SHORT_WAIT_NS)))
+	if (small && !gone && !final && mono_ns() - t->since < SHORT_WAIT_NS)
 		return false;
 	return start(z, t);
 }
