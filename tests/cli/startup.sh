@@ -208,16 +208,21 @@ if strace -f --seccomp-bpf -qq -e trace=none true 2> /dev/null; then
   [ "$none" = 1 ] && ok || bad "rtrace run -- /bin/true made an inotify instance in each of 10 runs"
   [ "$(strace_init sleep 0.3)" = 1 ] && ok || bad "rtrace run -- sleep 0.3: no inotify instance made"
   # the thread follows only the traces the compressor hands it (longer
-  # than one chunk): a loop of short processes gets no watch at all,
-  # neither on the manifest nor on a trace (--compress=no: the manifest's)
+  # than one chunk): a loop of short processes gets no watch, neither on
+  # the manifest nor on a trace (--compress=no: the manifest's and one a
+  # trace)
   watches() { # inotify watches made by rtrace run "$@"
     rm -rf ino && mkdir ino
     ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f --seccomp-bpf -qq -e trace=inotify_add_watch -o st "$RTRACE" run -q --follow-children "$@" -o "$TMP/ino" -- \
       bash -c 'sleep 0.1; for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true; done' > /dev/null 2>&1
     grep -c 'inotify_add_watch(.* = [0-9]' st
   }
-  [ "$(watches)" = 0 ] && ok || bad "a loop of short processes: $(watches) inotify watches made"
-  [ "$(watches --compress=no)" -ge 1 ] && ok || bad "a loop of short processes, --compress=no: no watch made"
+  # (none, or a few on a busy machine: a process that runs a second is
+  # compressed and followed whatever its size; bash's own, say)
+  w=$(watches)
+  [ "$w" -le 3 ] && ok || bad "a loop of short processes: $w inotify watches made"
+  w=$(watches --compress=no)
+  [ "$w" -ge 12 ] && ok || bad "a loop of short processes, --compress=no: $w watches made"
 else
   echo "strace --seccomp-bpf is not supported here: inotify check skipped" >&2
 fi
