@@ -19,6 +19,9 @@
 #   heaptrack   heaptrack -o FILE /bin/true (skipped when not installed)
 #   loop        bash -c 'for i in 1..100; do /bin/true; done'
 #   loop-rtrace the same under rtrace run -q --follow-children
+#   loop-preload the same with only the tracer library preloaded (and
+#               the environment rtrace run sets, children followed): what
+#               loop-rtrace costs beyond it is rtrace run's own process
 # Then the memory the tracer adds to the traced process (RssAnon and
 # RssFile of /proc/PID/status, kB, medians of 3): an idle program
 # (`sleep`, sampled while it sleeps) and bench/churn.c (CHURN_N
@@ -55,7 +58,7 @@ RTRACE=${RTRACE:-$root/build/rtrace}
 PRELOAD=${PRELOAD:-$(dirname "$RTRACE")/librtrace-preload.so}
 export RTRACE_PRELOAD=$PRELOAD
 [ -x "$RTRACE" ] && [ -f "$PRELOAD" ] || { echo "startup.sh: no $RTRACE or $PRELOAD (build first)" >&2; exit 2; }
-read -r -a configs <<<"${CONFIGS:-plain rtrace env preload heaptrack loop loop-rtrace}"
+read -r -a configs <<<"${CONFIGS:-plain rtrace env preload heaptrack loop loop-preload loop-rtrace}"
 command -v heaptrack >/dev/null || configs=("${configs[@]/heaptrack/}")
 
 rm -rf "$out"
@@ -77,6 +80,7 @@ cmd_of() {
 	heaptrack) cmd=(heaptrack -o "$out/ht/t" /bin/true) ;;
 	loop) cmd=(bash -c "$loop") ;;
 	loop-rtrace) cmd=("$RTRACE" run -q --follow-children -o "$out/traces" -- bash -c "$loop") ;;
+	loop-preload) cmd=(env "${preload_env[@]}" RTRACE_FLAGS=c bash -c "$loop") ;;
 	esac
 }
 one() { cmd_of "$1" && "${cmd[@]}" >/dev/null 2>&1; } # one quiet run of $1
@@ -144,7 +148,9 @@ for c in plain rtrace heaptrack env; do [ -n "${res[$c]:-}" ] && row "$c" plain 
 # the library's own cost: against env /bin/true when both ran
 [ -n "${res[preload]:-}" ] && row preload "$([ -n "${res[env]:-}" ] && echo env || echo plain)" 1
 # the cost per /bin/true of the loop (each is also a traced fork of bash)
-for c in loop loop-rtrace; do [ -n "${res[$c]:-}" ] && row "$c" loop 100; done
+for c in loop loop-preload loop-rtrace; do [ -n "${res[$c]:-}" ] && row "$c" loop 100; done
+# rtrace run's own process, per traced process (two per /bin/true)
+[ -n "${res[loop-preload]:-}" ] && [ -n "${res[loop-rtrace]:-}" ] && row loop-rtrace loop-preload 200
 
 # ---- the traced program's memory ----
 # "RssAnon RssFile" (kB) of `sleep 2`, sampled after 1 s; $1: preload or

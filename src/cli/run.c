@@ -612,7 +612,7 @@ int cmd_run(int argc, char **argv)
 		;
 	close(ep[0]);
 	run_prefault *pf = run_prefault_start(manifest, o.compress != 0);
-	run_compress *z = o.compress ? run_compress_new(manifest, o.compress) : NULL;
+	run_compress *z = o.compress ? run_compress_new(manifest, o.compress, pf) : NULL;
 	int sig = 0, rc = wait_child(pid, &sig, z);
 	run_prefault_stop(pf);
 	if (z)

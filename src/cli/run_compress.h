@@ -6,10 +6,13 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "run_prefault.h"
+
 typedef struct run_compress run_compress;
 
-/* Follows the traces the manifest names, compressing at zstd level. */
-run_compress *run_compress_new(const char *manifest, int level);
+/* Follows the traces the manifest names, compressing at zstd level;
+ * those that get a writer (longer than one chunk) are handed to pf. */
+run_compress *run_compress_new(const char *manifest, int level, run_prefault *pf);
 /* Waits for pid as waitpid(pid, status, 0) does, compressing the traces'
  * complete chunks meanwhile; returns what waitpid returned. */
 pid_t run_compress_wait(run_compress *z, pid_t pid, int *status);

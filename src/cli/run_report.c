@@ -507,17 +507,17 @@ static uint64_t report_entry(int pid, const char *path, pid_t program, run_repor
 		cli_error("no trace of process %d: the tracer could not write %s", pid, path + 1);
 		return 1;
 	}
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* nothing to read (-q alone): whether it is there, by one path
+	 * lookup, not an open and a close of each trace */
+	bool look_only = cli_quiet && !o->error_exitcode && !o->xml_file && !o->log_file && !o->sarif_file;
+	int fd = look_only ? (access(path, R_OK) ? -1 : INT_MAX) : open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		cli_error("trace of process %d lost: %s: %s", pid, path, strerror(errno));
 		return 1;
 	}
 	cli_info("trace written to %s", path);
-	if (cli_quiet && !o->error_exitcode && !o->xml_file && !o->log_file &&
-	    !o->sarif_file) {
-		close(fd);
+	if (look_only)
 		return 0;
-	}
 	uint64_t lost = 0, e = report_trace(fd, path, pid, o, &lost);
 	return (pid == program ? e : 0) + lost;
 }

@@ -50,7 +50,9 @@
 /* rtrace run compresses the traces as they grow: the tracer writes each
  * trace's raw chunks to PATH RT_RAW_SUFFIX, announces PATH, and leaves
  * PATH to rtrace run, which writes the compressed trace there and
- * removes the raw file (docs/binary-format.md, "Compressed traces"). */
+ * removes the raw file, or, for a short trace, renames the raw file to
+ * PATH once its process is over (docs/binary-format.md, "Compressed
+ * traces"). */
 #define RT_FLAG_COMPRESS "z"
 #define RT_RAW_SUFFIX ".raw"
 

@@ -71,7 +71,13 @@ f=$(ls tp_leaks-*.rtrace 2>/dev/null)
 [ -n "$f" ] && ok || bad "no tp_leaks-PID.rtrace"
 [ "$(stat -c %a "$f")" = 600 ] && ok || bad "trace mode $(stat -c %a "$f")"
 grep -q "trace written to $TMP/$f" err && ok || bad "trace path not announced: $(cat err)"
-# compressed by rtrace run (the container's magic); raw with --compress=no
+# a short trace (one chunk) stays raw, a longer one is compressed by
+# rtrace run (the container's magic)
+[ "$(head -c 8 "$f" | od -An -c | tr -d ' ')" = 'RTRACE\0001' ] && ok || bad "short trace magic"
+[ ! -e "$f.raw" ] && ok || bad "short trace: raw file left"
+rm -f ./*.rtrace
+"$RTRACE" run -q -o "$TMP" -- "$P/tp_churn" 20000 > /dev/null 2>&1
+f=$(ls tp_churn-*.rtrace 2>/dev/null)
 [ "$(head -c 8 "$f" | od -An -c | tr -d ' ')" = 'RTRACE\0002' ] && ok || bad "trace magic"
 
 # fork: a file per process; exec'd children only with --follow-children

@@ -1,8 +1,8 @@
 # What tracing costs a short process (issue 21): a process that ends with
 # no block reads no root memory at exit (the leak check has nothing to
 # find), and its trace is one chunk after the header; a process with
-# blocks is still checked in full; rtrace run compresses a short
-# process's trace in its own file.
+# blocks is still checked in full; rtrace run leaves a short process's
+# trace raw.
 . "$(dirname "$0")/lib.sh"
 : "${PROGRAMS:?}"
 command -v strace > /dev/null || { echo "strace is not installed (scripts/setup.sh installs it)" >&2; exit 1; }
@@ -137,23 +137,43 @@ for f in fk/*; do
   ! grep -q 'dup3' fk.txt && ok || bad "$f: the tracer's own dup3 was recorded"
 done
 
-# rtrace run compresses a short process's trace over its own raw file
-# (renamed, not a new file and a removal): in a shell loop, the traces of
-# the processes over by the next look; none left raw, and the report
-# lists every process
+# rtrace run leaves a short process's trace raw (src/cli/run_compress.c,
+# SHORT_RAW: at most the header page and one chunk), renamed to its name
+# and nothing else: no read, compression, rewrite or cut (before, each was
+# packed in place: a pwrite and an ftruncate freeing its blocks); in a
+# shell loop none is left under .raw, and the report lists every process.
+# strace follows rtrace run's main thread only (the compressor and the
+# report), not the traced processes, whose tracers write their own files
 rm -rf loop && mkdir loop
 # (LeakSanitizer cannot run under ptrace: an ASan build's rtrace aborts)
-ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -qq -e trace=rename,renameat2,unlink,unlinkat -o st "$RTRACE" run --follow-children -o "$TMP/loop" -- \
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -qq -e trace=rename,renameat2,unlink,unlinkat,ftruncate,pwrite64 -o st "$RTRACE" run --follow-children -o "$TMP/loop" -- \
   bash -c 'for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true; done' > /dev/null 2> err || bad "loop failed: $(cat err)"
 n=$(ls loop | wc -l)
-packed=$(grep -cE 'renameat2\(AT_FDCWD, "[^"]*\.rtrace\.raw", AT_FDCWD, "[^"]*\.rtrace", RENAME_NOREPLACE\) = 0' st)
-[ "$n" -ge 21 ] && [ "$packed" -ge 10 ] && ok || bad "loop: $n traces, $packed packed in place: $(grep -v resumed st | head -5)"
+kept=$(grep -cE 'renameat2\(AT_FDCWD, "[^"]*\.rtrace\.raw", AT_FDCWD, "[^"]*\.rtrace", RENAME_NOREPLACE\) = 0' st)
+short=0
+for f in loop/*; do
+  [ "$(stat -c %s "$f")" -le $((4096 + 65536)) ] || continue
+  short=$((short + 1))
+  [ "$(head -c 8 "$f" | od -An -c | tr -d ' ')" = 'RTRACE\0001' ] && ok || bad "loop: short trace $f not left raw"
+done
+[ "$n" -ge 21 ] && [ "$short" -ge 20 ] && [ "$kept" -ge "$short" ] && ok || bad "loop: $n traces, $short short, $kept renamed: $(head -5 st)"
+! grep -E '^(ftruncate|pwrite64|unlink.*/loop/)' st > cut && ok || bad "loop: rtrace run rewrote, cut or removed a trace: $(head -3 cut)"
 [ -z "$(ls loop | grep -v '\.rtrace$')" ] && ok || bad "loop: files left: $(ls loop | grep -v '\.rtrace$')"
 [ "$(grep -c 'trace written to' err)" = "$n" ] && ok || bad "loop: $n traces, $(grep -c 'trace written to' err) in the report"
 for f in loop/*; do
-  [ "$(head -c 8 "$f" | od -An -c | tr -d ' ')" = 'RTRACE\0002' ] && "$RTRACE" postproc -i "$f" > /dev/null 2>&1 || bad "loop: $f unreadable"
+  "$RTRACE" postproc -i "$f" > /dev/null 2>&1 || bad "loop: $f unreadable"
 done
 ok
+
+# with -q alone the report reads no trace: rtrace run's main thread (the
+# compressor and the report) opens none of the loop's short traces, raw
+# or renamed (it looks each one up once)
+rm -rf loopq && mkdir loopq
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -qq -e trace=openat,access -o st "$RTRACE" run -q --follow-children -o "$TMP/loopq" -- \
+  bash -c 'for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true; done' > /dev/null 2> err || bad "loop -q failed: $(cat err)"
+n=$(ls loopq | wc -l)
+[ "$(grep -c '^access(".*/loopq/.*\.rtrace", R_OK) = 0' st)" = "$n" ] && ok || bad "loop -q: $n traces, looked up: $(grep -c '^access' st)"
+! grep -q '^openat(.*/loopq/' st && ok || bad "loop -q: traces opened: $(grep '^openat(.*/loopq/' st | head -3)"
 
 # a program that leaks: the roots are read, the verdicts are memcheck's
 n=$(vm_reads "$PROGRAMS/tp_leaks")
@@ -189,6 +209,22 @@ if strace -f --seccomp-bpf -qq -e trace=none true 2> /dev/null; then
   done
   [ "$none" = 1 ] && ok || bad "rtrace run -- /bin/true made an inotify instance in each of 10 runs"
   [ "$(strace_init sleep 0.3)" = 1 ] && ok || bad "rtrace run -- sleep 0.3: no inotify instance made"
+  # the thread follows only the traces the compressor hands it (longer
+  # than one chunk): a loop of short processes gets no watch, neither on
+  # the manifest nor on a trace (--compress=no: the manifest's and one a
+  # trace)
+  watches() { # inotify watches made by rtrace run "$@"
+    rm -rf ino && mkdir ino
+    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f --seccomp-bpf -qq -e trace=inotify_add_watch -o st "$RTRACE" run -q --follow-children "$@" -o "$TMP/ino" -- \
+      bash -c 'sleep 0.1; for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true; done' > /dev/null 2>&1
+    grep -c 'inotify_add_watch(.* = [0-9]' st
+  }
+  # (none, or a few on a busy machine: a process that runs a second is
+  # compressed and followed whatever its size; bash's own, say)
+  w=$(watches)
+  [ "$w" -le 3 ] && ok || bad "a loop of short processes: $w inotify watches made"
+  w=$(watches --compress=no)
+  [ "$w" -ge 12 ] && ok || bad "a loop of short processes, --compress=no: $w watches made"
 else
   echo "strace --seccomp-bpf is not supported here: inotify check skipped" >&2
 fi

@@ -26,9 +26,10 @@
  * A trace already finished (a short process's, ~600 bytes compressed)
  * can instead be packed in place (rt_bin_zpack): the same writer runs
  * into a memfd, and the container, when it fits in the raw header's
- * page, is written over the raw file, which is cut and renamed; so a
- * --follow-children run creates and removes no file per process for
- * its compression (bench/README.md, "Per-process cost"). */
+ * page, is written over the raw file, which is cut and renamed, so that
+ * no file is created or removed. rtrace run no longer packs: the cut
+ * frees the raw chunk's blocks (a synchronous discard on a `discard`
+ * mount), and a short trace stays raw (src/cli/run_compress.c). */
 #define _GNU_SOURCE
 #include "bin_zchunk.h"
 #include "format/trace_format.h"
