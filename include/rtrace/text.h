@@ -29,6 +29,11 @@ typedef struct rt_read_opts {
 	/* Receives warnings (lines kept as comments, stray frames). */
 	void (*warn)(void *ctx, const rt_diag *d);
 	void *ctx;
+	/* Binary compressed traces: frames are decompressed and decoded on
+	 * threads - 1 worker threads ahead of the reader (0 or 1: none, the
+	 * reader decodes each itself). Calls, warnings and errors are the
+	 * same whatever the number; callbacks run on the caller's thread. */
+	unsigned threads;
 } rt_read_opts;
 
 typedef struct rt_read_stats {

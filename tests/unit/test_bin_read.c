@@ -40,7 +40,22 @@ typedef struct seen {
 	rt_diag warn[8];
 	rt_leaks *leaks; /* feed the leak filter instead of keeping calls */
 	rt_read_stats st; /* of the last read */
+	int tasks; /* the most threads the process had at a call (every 256th) */
 } seen;
+
+/* The "Threads:" line of /proc/self/status. */
+static int task_count(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	int n = 0;
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "Threads: %d", &n) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return n;
+}
 
 static void on_call(void *ctx, rt_trace *t, const rt_call *c)
 {
@@ -50,6 +65,10 @@ static void on_call(void *ctx, rt_trace *t, const rt_call *c)
 	assert_non_null(rt_trace_str(t, c->fn));
 	if (s->leaks)
 		rt_leaks_feed(s->leaks, t, c);
+	if (s->n % 256 == 0) {
+		int k = task_count();
+		s->tasks = k > s->tasks ? k : s->tasks;
+	}
 	if (s->n == s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 64;
 		s->calls = realloc(s->calls, s->cap * sizeof *s->calls);
@@ -789,11 +808,12 @@ typedef struct outcome {
 	rt_diag err;
 } outcome;
 
-static void outcome_of(const char *path, const uint8_t *mem, size_t len, outcome *o)
+/* threads: rt_read_opts.threads */
+static void outcome_of_j(const char *path, const uint8_t *mem, size_t len, unsigned threads, outcome *o)
 {
 	memset(o, 0, sizeof *o);
 	rt_trace *t = rt_trace_new();
-	rt_read_opts ro = {0, on_call, on_warn, &o->s};
+	rt_read_opts ro = {0, on_call, on_warn, &o->s, threads};
 	rt_read_stats st;
 	if (path) {
 		int fd = open(path, O_RDONLY);
@@ -808,6 +828,11 @@ static void outcome_of(const char *path, const uint8_t *mem, size_t len, outcome
 	for (size_t i = 0; i < o->s.n; i++)
 		o->frame[i] = rt_trace_bt_frames(t, o->s.calls[i].bt)[0].addr;
 	rt_trace_free(t);
+}
+
+static void outcome_of(const char *path, const uint8_t *mem, size_t len, outcome *o)
+{
+	outcome_of_j(path, mem, len, 0, o);
 }
 
 static void same_outcome(outcome *a, outcome *b)
@@ -2166,6 +2191,87 @@ static void bad_columns_fail_before_their_calls(void **state)
 	be_free(&bf.f);
 }
 
+/* --- frames decoded ahead by worker threads (bin_zpar.c) --- */
+
+/* Three threads in bursts of ~700 calls, in chunks of 4 KiB: each
+ * stream has many frames, queued for the workers while the others run. */
+static void threads_trace(bfile *bf)
+{
+	bf_init(bf, 4096, 1);
+	bthread th[3] = {bf_thread(10), bf_thread(11), bf_thread(12)};
+	preamble(bf, &th[0], 0);
+	for (int k = 0; k < 3; k++) {
+		uint64_t frame[2] = {0x400100 + (uint64_t)k * 16, 0x400300};
+		enc_bt(bf, &th[k], (uint64_t)k + 1, 2, frame);
+	}
+	uint64_t x = 99;
+	for (uint64_t i = 1; i <= 40000; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		int k = (int)((i / 700 + (x >> 62)) % 3);
+		if ((x >> 20) % 3 == 0 && i > 1)
+			enc_call(bf, &th[k], i, 2, FREE, FN_FREE, 1, 0x1000 + (i - 1) * 16, 0, (uint64_t)k + 1, 0);
+		else
+			enc_call(bf, &th[k], i, 3, ALLOC, FN_MALLOC, 1, 0x1000 + i * 16, (x >> 30) % 4000,
+				 (uint64_t)k + 1, 0);
+	}
+	bf_finish(bf);
+}
+
+/* The read of buf with 1 thread and with 2, 3 and 8: the same calls,
+ * stacks, warnings and error; *tasks: the most threads seen with 3. */
+static void same_with_threads(const char *path, const uint8_t *buf, size_t len, int *tasks)
+{
+	unsigned js[] = {2, 3, 8};
+	for (size_t i = 0; i < sizeof js / sizeof *js; i++) {
+		outcome one, many;
+		outcome_of_j(path, buf, len, 1, &one);
+		outcome_of_j(path, buf, len, js[i], &many);
+		if (js[i] == 3 && tasks)
+			*tasks = many.s.tasks;
+		same_outcome(&one, &many);
+	}
+}
+
+static void threads_read_as_one(void **state)
+{
+	(void)state;
+	bfile bf;
+	threads_trace(&bf);
+	size_t zlen;
+	uint8_t *zb = compress_bf(&bf, &zlen);
+	int tasks = 0, one_task = task_count();
+	same_with_threads(NULL, zb, zlen, &tasks);
+	assert_true(tasks > one_task); /* the workers ran */
+	char path[] = "/tmp/test_bin_zpar.XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path, zb, zlen); /* mapped: pages given back behind */
+	same_with_threads(path, NULL, 0, NULL);
+	unlink(path);
+	for (int k = 1; k < 8; k++) /* cut: a truncated container */
+		same_with_threads(NULL, zb, zlen * (size_t)k / 8 + (size_t)k, NULL);
+	/* a frame that does not decode, past the middle: the same prefix */
+	size_t off = 64, n = 0;
+	while (off < zlen / 2 || zb[off + 20] != RT_TF_ZCODING_COLUMNS) {
+		off += RT_TF_ZFRAME_HEADER + ((uint32_t)zb[off + 16] | (uint32_t)zb[off + 17] << 8);
+		assert_true(off + RT_TF_ZFRAME_HEADER < zlen);
+	}
+	for (int c = 0; c < 2; c++) {
+		uint8_t *bad = change_frame(zb, zlen, off, c ? bad_first_release : bad_last_type, &n);
+		outcome o;
+		outcome_of_j(NULL, bad, n, 2, &o);
+		assert_int_equal(o.rc, -1);
+		assert_true(o.s.n > 1000);
+		seen_free(&o.s);
+		free(o.frame);
+		same_with_threads(NULL, bad, n, NULL);
+		free(bad);
+	}
+	free(zb);
+	be_free(&bf.f);
+}
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
@@ -2216,6 +2322,7 @@ int main(void)
 		cmocka_unit_test(shared_encoders_match_the_spec),
 		cmocka_unit_test(compressed_reads_as_raw),
 		cmocka_unit_test(bad_columns_fail_before_their_calls),
+		cmocka_unit_test(threads_read_as_one),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

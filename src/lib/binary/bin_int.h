@@ -19,6 +19,7 @@
 #include "rtrace/rtrace.h"
 #include "format/trace_format.h"
 #include "bin_zchunk.h"
+#include "bin_zpar.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -67,6 +68,9 @@ typedef struct head {
 	uint64_t dropped;     /* a release dropped before it (format 1.5), 0: none */
 } head;
 
+/* At most this many frames of a stream are decoded ahead. */
+#define RT_BIN_ZLOOK 8
+
 /* One thread's records. A tid that a new thread reuses (its chunks start
  * again at seq 0) gets a stream of its own: the generations never overlap
  * in time, and each counts its time from the process start. */
@@ -93,6 +97,10 @@ typedef struct stream {
 	rt_bin_zcalls zc; /* the frame's plain CALLs, not in zbuf (rt_bin_zc_decode_calls) */
 	size_t zci;       /* the next of them */
 	const uint8_t *znext; /* where its row would be; NULL: none left */
+	/* its next frames queued for the workers (bin_zpar.c): a ring */
+	uint32_t zjob[RT_BIN_ZLOOK];
+	uint64_t zjoff[RT_BIN_ZLOOK];
+	unsigned zjh, zjn;
 } stream;
 
 typedef struct rd {
@@ -157,6 +165,8 @@ typedef struct rd {
 	uint64_t hbuf_off;
 	bool hbuf_ok;
 	struct rt_bin_zc *zc;
+	rt_bin_zpar *zpar; /* opts->threads > 1: frames decoded ahead */
+	unsigned zdepth;   /* by so many per stream */
 	const uint8_t *zbuf;
 	uint64_t zoff, zlen;
 } rd;

@@ -307,27 +307,57 @@ static bool scan_one(rd *r)
 	return true;
 }
 
+/* The frames after s's current one are queued for the workers, up to
+ * r->zdepth of them: the scanner runs ahead as far as s's next ones (it
+ * queues each chunk for its stream as it would later; only earlier). */
+static void zahead(rd *r, stream *s)
+{
+	while (s->zjn < r->zdepth) {
+		/* scan_one may move s->q's entries to its front: qhead with them */
+		while (s->qhead + s->zjn >= s->qlen && (s->qlen ? s->q[s->qlen - 1] : s->chunk) < s->last &&
+		       scan_one(r))
+			;
+		size_t i = s->qhead + s->zjn;
+		uint32_t job;
+		if (i >= s->qlen || !rt_bin_zpar_submit(r->zpar, s->q[i], &job))
+			return;
+		unsigned k = (s->zjh + s->zjn++) % RT_BIN_ZLOOK;
+		s->zjob[k] = job;
+		s->zjoff[k] = s->q[i];
+	}
+}
+
 /* A compressed trace's frame at off, decoded into s->zbuf (its chunk
- * header, then the records). False with r->diag when it does not decode. */
+ * header, then the records), by a worker if it was queued. False with
+ * r->diag when it does not decode. */
 static bool zenter(rd *r, stream *s, uint64_t off)
 {
 	const uint8_t *h = r->base + off;
 	uint32_t used = le32(h + RT_TF_OFF_USED), zlen = le32(h + RT_TF_OFF_ZLEN);
-	char why[200];
 	if (!r->zc)
 		r->zc = rt_bin_zc_new();
-	rt_grow((void **)&s->zbuf, &s->zcap, RT_TF_CHUNK_HEADER + (size_t)used + RT_BIN_ZC_SLACK, 1);
-	memcpy(s->zbuf, h, RT_TF_CHUNK_HEADER);
+	rt_bin_zframe f = {s->zbuf, s->zcap, s->zc, false, ""};
+	if (s->zjn && s->zjoff[s->zjh] == off) {
+		uint32_t job = s->zjob[s->zjh];
+		s->zjh = (s->zjh + 1) % RT_BIN_ZLOOK;
+		s->zjn--;
+		rt_bin_zpar_take(r->zpar, job, r->zc, &f);
+	} else
+		rt_bin_zframe_decode(r->zc, h, &f);
+	s->zbuf = f.buf;
+	s->zcap = f.cap;
+	s->zc = f.calls;
 	s->zci = 0;
 	s->znext = NULL;
-	if (!rt_bin_zc_decode_calls(r->zc, h + RT_TF_ZFRAME_HEADER, zlen, le32(h + RT_TF_OFF_ZCODING),
-				    s->zbuf + RT_TF_CHUNK_HEADER, used, &s->zc, why, sizeof why))
-		return rt_bin_bad(r, off, "expected a frame that decodes to its %" PRIu32 " used bytes: %s", used, why);
+	if (!f.ok)
+		return rt_bin_bad(r, off, "expected a frame that decodes to its %" PRIu32 " used bytes: %s", used, f.why);
 	s->chunk = off;
 	s->used_end = off + RT_TF_ZFRAME_HEADER + zlen; /* in the file: the reader's "end" of the chunk */
 	s->p = s->zbuf + RT_TF_CHUNK_HEADER;
 	s->end = s->p + used;
 	s->znext = s->zc.n ? s->p + s->zc.v[0].at : NULL;
+	if (r->zpar)
+		zahead(r, s);
 	return true;
 }
 
@@ -641,6 +671,7 @@ static void rd_free(rd *r)
 		free(r->s[i].zbuf);
 		free(r->s[i].zc.v);
 	}
+	rt_bin_zpar_free(r->zpar); /* first: its workers read the trace */
 	rt_bin_zc_free(r->zc);
 	free(r->zsuper.slots);
 	free(r->s);
@@ -663,6 +694,18 @@ static void rd_free(rd *r)
 bool rt_bin_is_binary(const void *head, size_t len)
 {
 	return len >= RT_BIN_MAGIC_LEN - 1 && !memcmp(head, RT_BIN_MAGIC, RT_BIN_MAGIC_LEN - 1);
+}
+
+/* A compressed trace read with opts->threads > 1: threads - 1 workers
+ * (at most 16) decode frames ahead, each stream's next workers + 1. */
+static void start_workers(rd *r)
+{
+	unsigned n = r->o ? r->o->threads : 0;
+	if (!r->z || n < 2)
+		return;
+	unsigned w = n - 1 > 16 ? 16 : n - 1;
+	r->zdepth = w + 1 < RT_BIN_ZLOOK ? w + 1 : RT_BIN_ZLOOK;
+	r->zpar = rt_bin_zpar_new(r->base, w, 2 * (w + 1));
 }
 
 /* mapped_fd: buf is rt_bin_read_fd's read-only map of this file, whose
@@ -691,6 +734,7 @@ static int read_mem(rt_trace *t, const void *buf, size_t len, const char *name, 
 		index_chunks(&r);
 		r.leak_base = rt_trace_leak_count(t);
 		r.err_base = rt_trace_heap_error_count(t);
+		start_workers(&r);
 		rc = merge(&r, err);
 		note_stop(&r);
 		rt_bin_resolve_heapcheck(&r);
