@@ -34,6 +34,11 @@ typedef struct rt_read_opts {
 	 * reader decodes each itself). Calls, warnings and errors are the
 	 * same whatever the number; callbacks run on the caller's thread. */
 	unsigned threads;
+	/* Binary traces: when set, receives the calls by batches instead of
+	 * on_call, in index order, each as on_call would (the trace may hold
+	 * definitions read after it); warnings come between batches, after
+	 * the calls delivered before them. Text traces use on_call: set both. */
+	void (*on_calls)(void *ctx, rt_trace *t, const rt_call *c, size_t n);
 } rt_read_opts;
 
 typedef struct rt_read_stats {

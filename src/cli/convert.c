@@ -183,6 +183,12 @@ static void stream_call(void *ctx, rt_trace *t, const rt_call *c)
 	cg_stream_feed(((stream_ctx *)ctx)->s, t, c);
 }
 
+static void stream_calls(void *ctx, rt_trace *t, const rt_call *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		cg_stream_feed(((stream_ctx *)ctx)->s, t, &c[i]);
+}
+
 static void stream_warning(void *ctx, const rt_diag *d)
 {
 	cli_read_warning(((stream_ctx *)ctx)->warnings, d);
@@ -201,7 +207,7 @@ static int read_input(rt_trace *t, cg_profile **prof, const convert_opts *o, enu
 	rt_read_opts ro = {0, NULL, cli_read_warning, &warnings, cli_threads(o->threads)};
 	stream_ctx sc = {o->stream, &warnings};
 	if (o->stream)
-		ro = (rt_read_opts){0, stream_call, stream_warning, &sc, ro.threads};
+		ro = (rt_read_opts){0, stream_call, stream_warning, &sc, ro.threads, stream_calls};
 	rt_read_stats st;
 	rt_diag err;
 	int rc = cli_read_input_cg(t, prof, fd, is_stdin ? "<stdin>" : o->input, &ro, &st, &err, format);

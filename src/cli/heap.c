@@ -272,6 +272,18 @@ static void on_call(void *ctx, rt_trace *t, const rt_call *c)
 		rt_hp_massif_sample(s->massif, s->hp);
 }
 
+/* A binary trace's calls by batches: the profile's own loop over them,
+ * or, for massif's snapshots after every call, on_call each. */
+static void on_calls(void *ctx, rt_trace *t, const rt_call *c, size_t n)
+{
+	sink *s = ctx;
+	if (!s->massif)
+		rt_hp_feed_calls(s->hp, t, c, n);
+	else
+		for (size_t i = 0; i < n; i++)
+			on_call(ctx, t, &c[i]);
+}
+
 static void on_warning(void *ctx, const rt_diag *d)
 {
 	cli_count_warning(&((sink *)ctx)->warnings, d);
@@ -287,7 +299,7 @@ static int read_profile(rt_trace *t, rt_hp *h, rt_hp_massif *m, const char *inpu
 	sink s = {h, m, 0};
 	if (!m) /* massif samples the profile after every call */
 		rt_hp_set_lookahead(h, true);
-	rt_read_opts ro = {0, on_call, on_warning, &s, cli_threads(threads)};
+	rt_read_opts ro = {0, on_call, on_warning, &s, cli_threads(threads), on_calls};
 	rt_read_stats st;
 	rt_diag err;
 	enum cli_format format;

@@ -18,6 +18,7 @@
 #include "rtrace/binary.h"
 #include "rtrace/filter.h"
 #include "rtrace/heapcheck.h"
+#include "rtrace/heapprof.h"
 #include "rtrace/text.h"
 
 #include "../cli/bin_encoder.h"
@@ -41,6 +42,8 @@ typedef struct seen {
 	rt_leaks *leaks; /* feed the leak filter instead of keeping calls */
 	rt_read_stats st; /* of the last read */
 	int tasks; /* the most threads the process had at a call (every 256th) */
+	size_t warn_at[8]; /* calls delivered before each warning */
+	size_t batches, most; /* on_calls: batches, the longest */
 } seen;
 
 /* The "Threads:" line of /proc/self/status. */
@@ -80,9 +83,22 @@ static void on_call(void *ctx, rt_trace *t, const rt_call *c)
 static void on_warn(void *ctx, const rt_diag *d)
 {
 	seen *s = ctx;
-	if (s->nwarn < 8)
+	if (s->nwarn < 8) {
 		s->warn[s->nwarn] = *d;
+		s->warn_at[s->nwarn] = s->n;
+	}
 	s->nwarn++;
+}
+
+/* rt_read_opts.on_calls: each call as on_call would take it. */
+static void on_calls(void *ctx, rt_trace *t, const rt_call *c, size_t n)
+{
+	seen *s = ctx;
+	assert_true(n > 0);
+	s->batches++;
+	s->most = n > s->most ? n : s->most;
+	for (size_t i = 0; i < n; i++)
+		on_call(ctx, t, &c[i]);
 }
 
 static void seen_free(seen *s)
@@ -808,12 +824,13 @@ typedef struct outcome {
 	rt_diag err;
 } outcome;
 
-/* threads: rt_read_opts.threads */
-static void outcome_of_j(const char *path, const uint8_t *mem, size_t len, unsigned threads, outcome *o)
+/* threads: rt_read_opts.threads; batch: the calls by on_calls */
+static void outcome_of_jb(const char *path, const uint8_t *mem, size_t len, unsigned threads, bool batch,
+			  outcome *o)
 {
 	memset(o, 0, sizeof *o);
 	rt_trace *t = rt_trace_new();
-	rt_read_opts ro = {0, on_call, on_warn, &o->s, threads};
+	rt_read_opts ro = {0, on_call, on_warn, &o->s, threads, batch ? on_calls : NULL};
 	rt_read_stats st;
 	if (path) {
 		int fd = open(path, O_RDONLY);
@@ -830,6 +847,11 @@ static void outcome_of_j(const char *path, const uint8_t *mem, size_t len, unsig
 	rt_trace_free(t);
 }
 
+static void outcome_of_j(const char *path, const uint8_t *mem, size_t len, unsigned threads, outcome *o)
+{
+	outcome_of_jb(path, mem, len, threads, false, o);
+}
+
 static void outcome_of(const char *path, const uint8_t *mem, size_t len, outcome *o)
 {
 	outcome_of_j(path, mem, len, 0, o);
@@ -841,6 +863,10 @@ static void same_outcome(outcome *a, outcome *b)
 	assert_string_equal(a->err.msg, b->err.msg);
 	assert_int_equal(a->s.n, b->s.n);
 	assert_int_equal(a->s.nwarn, b->s.nwarn);
+	for (int i = 0; i < a->s.nwarn && i < 8; i++) {
+		assert_string_equal(a->s.warn[i].msg, b->s.warn[i].msg);
+		assert_int_equal(a->s.warn_at[i], b->s.warn_at[i]);
+	}
 	for (size_t i = 0; i < a->s.n; i++) {
 		assert_int_equal(a->s.calls[i].index, b->s.calls[i].index);
 		assert_int_equal(a->s.calls[i].res_id, b->s.calls[i].res_id);
@@ -2272,6 +2298,100 @@ static void threads_read_as_one(void **state)
 	be_free(&bf.f);
 }
 
+/* The read of buf (len bytes) by on_call and by on_calls, with 1 and
+ * 3 threads: the same calls, stacks, warnings (after the same calls)
+ * and error; the batches hold up to RT_BIN_BATCH calls. */
+static void same_by_batches(const uint8_t *buf, size_t len)
+{
+	for (unsigned j = 1; j <= 3; j += 2) {
+		outcome one, batched;
+		outcome_of_jb(NULL, buf, len, 1, false, &one);
+		outcome_of_jb(NULL, buf, len, j, true, &batched);
+		assert_int_equal(one.s.batches, 0);
+		if (one.s.n > 1000) {
+			assert_true(batched.s.batches > 0 && batched.s.batches < one.s.n / 100);
+			assert_true(batched.s.most > 100);
+		}
+		same_outcome(&one, &batched);
+	}
+}
+
+/* rt_hp_feed for each call and rt_hp_feed_calls for the batches give
+ * the same profile: its summary and every site's costs. */
+typedef struct hp_ctx {
+	rt_hp *h;
+} hp_ctx;
+
+static void hp_one(void *ctx, rt_trace *t, const rt_call *c)
+{
+	rt_hp_feed(((hp_ctx *)ctx)->h, t, c);
+}
+
+static void hp_many(void *ctx, rt_trace *t, const rt_call *c, size_t n)
+{
+	rt_hp_feed_calls(((hp_ctx *)ctx)->h, t, c, n);
+}
+
+static rt_hp *hp_of(const uint8_t *buf, size_t len, bool batch, rt_trace **t)
+{
+	hp_ctx x = {rt_hp_new()};
+	rt_hp_set_lookahead(x.h, true);
+	*t = rt_trace_new();
+	rt_read_opts ro = {0, hp_one, NULL, &x, 2, batch ? hp_many : NULL};
+	rt_diag err;
+	assert_int_equal(rt_bin_read_mem(*t, buf, len, "f", &ro, NULL, &err), 0);
+	rt_hp_finish(x.h);
+	return x.h;
+}
+
+static void same_profile(const uint8_t *buf, size_t len)
+{
+	rt_trace *ta, *tb;
+	rt_hp *a = hp_of(buf, len, false, &ta), *b = hp_of(buf, len, true, &tb);
+	const rt_hp_summary *x = rt_hp_get_summary(a), *y = rt_hp_get_summary(b);
+	assert_true(x->total.allocations > 10000 && x->total.temporary > 100);
+	assert_memory_equal(&x->total, &y->total, sizeof x->total);
+	uint64_t fx[] = {x->frees, x->leaked_blocks, x->peak_index, x->peak_us, x->first_us, x->last_us};
+	uint64_t fy[] = {y->frees, y->leaked_blocks, y->peak_index, y->peak_us, y->first_us, y->last_us};
+	assert_memory_equal(fx, fy, sizeof fx);
+	assert_int_equal(rt_hp_site_count(a), rt_hp_site_count(b));
+	for (size_t i = 0; i < rt_hp_site_count(a); i++) {
+		const rt_hp_site *p = rt_hp_site_at(a, i), *q = rt_hp_site_at(b, i);
+		assert_int_equal(p->bt, q->bt);
+		assert_int_equal(p->first_index, q->first_index);
+		assert_memory_equal(&p->cost, &q->cost, sizeof p->cost);
+	}
+	rt_hp_free(a);
+	rt_hp_free(b);
+	rt_trace_free(ta);
+	rt_trace_free(tb);
+}
+
+static void batches_read_as_calls(void **state)
+{
+	(void)state;
+	bfile bf;
+	threads_trace(&bf);
+	size_t zlen, n;
+	uint8_t *zb = compress_bf(&bf, &zlen);
+	same_by_batches(bf.f.b, bf.f.len); /* raw */
+	same_by_batches(zb, zlen);
+	same_profile(bf.f.b, bf.f.len);
+	same_profile(zb, zlen);
+	for (int k = 1; k < 8; k++) { /* cut: raw with an error, compressed with a warning */
+		same_by_batches(bf.f.b, bf.f.len * (size_t)k / 8 + (size_t)k);
+		same_by_batches(zb, zlen * (size_t)k / 8 + (size_t)k);
+	}
+	size_t off = 64;
+	while (off < zlen / 2 || zb[off + 20] != RT_TF_ZCODING_COLUMNS)
+		off += RT_TF_ZFRAME_HEADER + ((uint32_t)zb[off + 16] | (uint32_t)zb[off + 17] << 8);
+	uint8_t *bad = change_frame(zb, zlen, off, bad_last_type, &n);
+	same_by_batches(bad, n);
+	free(bad);
+	free(zb);
+	be_free(&bf.f);
+}
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
@@ -2323,6 +2443,7 @@ int main(void)
 		cmocka_unit_test(compressed_reads_as_raw),
 		cmocka_unit_test(bad_columns_fail_before_their_calls),
 		cmocka_unit_test(threads_read_as_one),
+		cmocka_unit_test(batches_read_as_calls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

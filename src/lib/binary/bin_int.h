@@ -68,6 +68,8 @@ typedef struct head {
 	uint64_t dropped;     /* a release dropped before it (format 1.5), 0: none */
 } head;
 
+/* Calls handed to opts->on_calls at a time (56 bytes each). */
+#define RT_BIN_BATCH 256
 /* At most this many frames of a stream are decoded ahead. */
 #define RT_BIN_ZLOOK 8
 
@@ -165,6 +167,8 @@ typedef struct rd {
 	uint64_t hbuf_off;
 	bool hbuf_ok;
 	struct rt_bin_zc *zc;
+	rt_call *batch; /* opts->on_calls: calls not handed over yet */
+	size_t nbatch;
 	rt_bin_zpar *zpar; /* opts->threads > 1: frames decoded ahead */
 	unsigned zdepth;   /* by so many per stream */
 	const uint8_t *zbuf;
@@ -215,6 +219,11 @@ bool rt_bin_take_call(rd *r, stream *s, const rt_bin_zcall *c);
 /* The model call of s's head, its ids resolved and its time stamped; false
  * (r->diag) when an id has no definition yet. */
 bool rt_bin_call_of(rd *r, const stream *s, rt_call *c);
+/* With r->batch: s's plain CALLs below limit, after its head was
+ * delivered, into the batch; returns how many (bin_decode.c). */
+size_t rt_bin_take_calls(rd *r, stream *s, uint64_t limit);
+/* The calls of r->batch to opts->on_calls, before a warning or at the end. */
+void rt_bin_flush(rd *r);
 /* Once every record is read: the ids of LEAK and HEAPERR records. */
 void rt_bin_resolve_heapcheck(rd *r);
 /* The mappings the last MAPS generation no longer lists end. */

@@ -533,8 +533,22 @@ static uint32_t heap_pop(rd *r)
 	return top;
 }
 
+/* The call of s's head to the caller: into the batch (opts->on_calls;
+ * handed over when full: one indirect call, and the analysis's loop over
+ * the batch, instead of one a call), or to on_call, or into the trace. */
 static bool deliver(rd *r, const stream *s)
 {
+	if (r->batch) {
+		rt_call *b = &r->batch[r->nbatch];
+		if (!rt_bin_call_of(r, s, b))
+			return false;
+		rt_trace_saw_call(r->t, b);
+		r->stats.calls++;
+		r->delivered = b->index;
+		if (++r->nbatch == RT_BIN_BATCH)
+			rt_bin_flush(r);
+		return true;
+	}
 	rt_call c;
 	if (!rt_bin_call_of(r, s, &c))
 		return false;
@@ -552,6 +566,7 @@ static bool deliver(rd *r, const stream *s)
  * were defined in a chunk not compressed yet ends the reading there. */
 static int ztrunc_warn(rd *r, const rt_diag *stop)
 {
+	rt_bin_flush(r);
 	rt_diag d = {r->file, 0, 0, ""};
 	snprintf(d.msg, sizeof d.msg, "%.250s%s%.200s", r->ztrunc_msg, stop ? "; stopped at " : "", stop ? stop->msg : "");
 	if (r->o && r->o->warn)
@@ -587,6 +602,8 @@ static int merge(rd *r, rt_diag *err)
 				return *err = *s->err, -1;
 			if (!deliver(r, s))
 				return r->ztrunc ? ztrunc_warn(r, &r->diag) : (*err = r->diag, -1);
+			if (r->batch && s->znext) /* the calls of the run that need no head */
+				rt_bin_take_calls(r, s, r->nheap ? key_of(&r->s[r->heap[0]]) : UINT64_MAX);
 			advance(r, s);
 			if (!s->has_head && !s->failed)
 				break;
@@ -672,6 +689,7 @@ static void rd_free(rd *r)
 		free(r->s[i].zc.v);
 	}
 	rt_bin_zpar_free(r->zpar); /* first: its workers read the trace */
+	free(r->batch);
 	rt_bin_zc_free(r->zc);
 	free(r->zsuper.slots);
 	free(r->s);
@@ -735,7 +753,10 @@ static int read_mem(rt_trace *t, const void *buf, size_t len, const char *name, 
 		r.leak_base = rt_trace_leak_count(t);
 		r.err_base = rt_trace_heap_error_count(t);
 		start_workers(&r);
+		if (opts && opts->on_calls)
+			r.batch = rt_xmalloc(RT_BIN_BATCH * sizeof *r.batch);
 		rc = merge(&r, err);
+		rt_bin_flush(&r);
 		note_stop(&r);
 		rt_bin_resolve_heapcheck(&r);
 		if (r.gen)
