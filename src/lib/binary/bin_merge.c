@@ -29,6 +29,15 @@
  * delivered, not when it is read ahead, so a definition that another thread
  * wrote before the call's index was taken is always known by then.
  *
+ * A caller that takes calls by batches (opts->on_calls) gets them from a
+ * buffer of RT_BIN_BATCH, handed over when full and before any warning;
+ * a stream's run of plain CALLs of a compressed frame then goes straight
+ * from the frame's columns into it (rt_bin_take_calls), without the head
+ * and the heap check between them: `rtrace heap` on churn, 730 to 594
+ * instructions a call. With opts->threads > 1 the frames a stream will
+ * enter next are decoded ahead on worker threads (bin_zpar.c); the merge,
+ * the ids and the callbacks stay on the caller's thread.
+ *
  * This file is the merge (the file header, the chunks, the cursors and the
  * heap) and the entry points; bin_decode.c reads the records themselves,
  * and bin_int.h is the one-way interface between them. */
