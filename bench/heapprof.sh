@@ -31,6 +31,8 @@
 #   RAW=1         trace raw, not compressed (rtrace run --compress=no)
 #   BASE=path     also time this rtrace binary (an older build) in turn,
 #                 on the same trace: rows and ratios marked "(BASE)"
+#   J1=1          also time rtrace heap -j 1 (frames decoded on the
+#                 reading thread; by default the CPUs, at most 4, read)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -81,6 +83,10 @@ if [ -n "${BASE:-}" ]; then
 	cmds[b_cg]="$BASE convert -q --to callgrind -o $out/b.callgrind $trace"
 	order+=(b_report b_folded b_cg)
 fi
+if [ -n "${J1:-}" ]; then
+	cmds[j1_report]="$RTRACE heap -q -j 1 $trace"
+	order+=(j1_report)
+fi
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 for t in "${order[@]}"; do # warm-up
 	${cmds[$t]} > "$out/$t.out" 2> /dev/null
@@ -101,7 +107,7 @@ med() { tr ' ' '\n' <<< "$1" | grep . | median; }
 printf '\n%-48s %9s %9s %11s\n' tool "median s" "CPU s" "peak MB"
 declare -A label=([rt_report]="rtrace heap" [ht_report]="heaptrack_print" \
 	[rt_folded]="rtrace heap --collapsed=allocations" [ht_folded]="heaptrack_print -F (flame-graph stacks)" \
-	[rt_cg]="rtrace convert --to callgrind" [b_report]="rtrace heap (BASE)" \
+	[rt_cg]="rtrace convert --to callgrind" [b_report]="rtrace heap (BASE)" [j1_report]="rtrace heap -j 1" \
 	[b_folded]="rtrace heap --collapsed=allocations (BASE)" [b_cg]="rtrace convert --to callgrind (BASE)")
 for t in "${order[@]}"; do
 	printf '%-48s %9s %9s %11s\n' "${label[$t]}" "$(med "${times[$t]}")" "$(med "${cpus[$t]}")" \
@@ -118,6 +124,7 @@ echo
 ratio report rt_report ht_report
 ratio "flame-graph stacks" rt_folded ht_folded
 ratio "callgrind profile (against -F)" rt_cg ht_folded
+[ -n "${J1:-}" ] && ratio "report (-j 1)" j1_report ht_report
 if [ -n "${BASE:-}" ]; then
 	ratio "report (BASE)" b_report ht_report
 	ratio "flame-graph stacks (BASE)" b_folded ht_folded

@@ -29,6 +29,16 @@ typedef struct rt_read_opts {
 	/* Receives warnings (lines kept as comments, stray frames). */
 	void (*warn)(void *ctx, const rt_diag *d);
 	void *ctx;
+	/* Binary compressed traces: frames are decompressed and decoded on
+	 * threads - 1 worker threads ahead of the reader (0 or 1: none, the
+	 * reader decodes each itself). Calls, warnings and errors are the
+	 * same whatever the number; callbacks run on the caller's thread. */
+	unsigned threads;
+	/* Binary traces: when set, receives the calls by batches instead of
+	 * on_call, in index order, each as on_call would (the trace may hold
+	 * definitions read after it); warnings come between batches, after
+	 * the calls delivered before them. Text traces use on_call: set both. */
+	void (*on_calls)(void *ctx, rt_trace *t, const rt_call *c, size_t n);
 } rt_read_opts;
 
 typedef struct rt_read_stats {

@@ -116,6 +116,16 @@ int cli_read_input_cg(rt_trace *t, cg_profile **prof, int fd, const char *name,
 int cli_read_trace(rt_trace *t, int fd, const char *name, const rt_read_opts *ro,
 		   rt_read_stats *st, rt_diag *err);
 
+/* -j/--threads N: the threads that read a compressed binary trace
+ * (rt_read_opts.threads); 1 decodes every frame on the reading thread. */
+#define CLI_THREADS_OPTION                                                            \
+	{'j', "threads", " N", 'j', "read a compressed trace on N threads (default:\n" \
+				    "the CPUs, at most 4; 1: one thread)"}
+/* N of -j (1 to 64; dies on a bad one, as cmd's usage error). */
+unsigned cli_parse_threads(const char *cmd, const char *arg);
+/* The threads to read with: n, or for 0 the CPUs online, at most 4. */
+unsigned cli_threads(unsigned n);
+
 /* Options of the resolver, shared by resolve and postproc -r (resolve.c). */
 typedef struct cli_resolve_opts {
 	const char **debug_dirs;

@@ -53,6 +53,7 @@ static const cli_option options[] = {
 						      "those out, 5 writes 5 even without them"},
 	{0, "show-leak-kinds", "=SET", OPT_SHOW_KINDS, "xml: loss records written (default definite,possible;\n"
 						       "SET: definite,indirect,possible,reachable, all, none)"},
+	CLI_THREADS_OPTION,
 	CLI_QUIET_HELP_OPTIONS("no warnings"),
 };
 
@@ -93,6 +94,7 @@ typedef struct convert_opts {
 	cg_trace_opts cgt;
 	rt_supp_set *supp; /* --suppressions, or NULL */
 	cg_stream *stream; /* --to callgrind from a trace: the calls' pass */
+	unsigned threads;  /* -j: the reader's threads (0: automatic) */
 } convert_opts;
 
 static bool ends_with(const char *s, const char *suffix)
@@ -144,6 +146,7 @@ static void parse_options(int argc, char **argv, convert_opts *o)
 		case 'o': o->output = optarg; break;
 		case OPT_NO_RESOLVE: o->no_resolve = true; break;
 		case OPT_SOURCE_ROOT: o->source_root = optarg; break;
+		case 'j': o->threads = cli_parse_threads("convert", optarg); break;
 		case 't':
 		case OPT_GEN_SUPP:
 		case OPT_SHOW_KINDS:
@@ -180,6 +183,12 @@ static void stream_call(void *ctx, rt_trace *t, const rt_call *c)
 	cg_stream_feed(((stream_ctx *)ctx)->s, t, c);
 }
 
+static void stream_calls(void *ctx, rt_trace *t, const rt_call *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		cg_stream_feed(((stream_ctx *)ctx)->s, t, &c[i]);
+}
+
 static void stream_warning(void *ctx, const rt_diag *d)
 {
 	cli_read_warning(((stream_ctx *)ctx)->warnings, d);
@@ -195,10 +204,10 @@ static int read_input(rt_trace *t, cg_profile **prof, const convert_opts *o, enu
 	if (fd < 0)
 		cli_die("cannot open '%s': %s", o->input, strerror(errno));
 	unsigned warnings = 0;
-	rt_read_opts ro = {0, NULL, cli_read_warning, &warnings};
+	rt_read_opts ro = {0, NULL, cli_read_warning, &warnings, cli_threads(o->threads)};
 	stream_ctx sc = {o->stream, &warnings};
 	if (o->stream)
-		ro = (rt_read_opts){0, stream_call, stream_warning, &sc};
+		ro = (rt_read_opts){0, stream_call, stream_warning, &sc, ro.threads, stream_calls};
 	rt_read_stats st;
 	rt_diag err;
 	int rc = cli_read_input_cg(t, prof, fd, is_stdin ? "<stdin>" : o->input, &ro, &st, &err, format);

@@ -63,6 +63,7 @@ static const cli_option options[] = {
 	{0, "fail-if-grown", "=COST:AMOUNT", OPT_GROWN, "\nwith --diff, exit 3 when COST's total grew by\n"
 							"more than AMOUNT (a number, K, M, G, or N%)"},
 	{0, "no-resolve", NULL, OPT_NO_RESOLVE, "keep addresses unresolved"},
+	CLI_THREADS_OPTION,
 	CLI_RESOLVE_DEFAULT_OPTIONS,
 	CLI_QUIET_HELP_OPTIONS("no warnings"),
 };
@@ -103,6 +104,7 @@ typedef struct heap_opts {
 	rt_resolve_opts ropts; /* the filter's resolver, once made */
 	char *rcache;
 	bool has_ropts;
+	unsigned threads; /* -j: the reader's threads (0: automatic) */
 } heap_opts;
 
 static uint64_t parse_count(const char *arg, const char *opt)
@@ -198,6 +200,7 @@ static void parse_options(int argc, char **argv, heap_opts *o)
 		case OPT_STACKS: o->stacks = true; break;
 		case OPT_HEAPTRACK: o->heaptrack = optarg; break;
 		case OPT_NO_RESOLVE: o->no_resolve = true; break;
+		case 'j': o->threads = cli_parse_threads("heap", optarg); break;
 		case OPT_COLLAPSED:
 			if (!rt_hp_parse_cost(optarg, &o->cost))
 				cli_die_usage("heap", "invalid cost '%s': expected allocations, temporary, "
@@ -269,13 +272,25 @@ static void on_call(void *ctx, rt_trace *t, const rt_call *c)
 		rt_hp_massif_sample(s->massif, s->hp);
 }
 
+/* A binary trace's calls by batches: the profile's own loop over them,
+ * or, for massif's snapshots after every call, on_call each. */
+static void on_calls(void *ctx, rt_trace *t, const rt_call *c, size_t n)
+{
+	sink *s = ctx;
+	if (!s->massif)
+		rt_hp_feed_calls(s->hp, t, c, n);
+	else
+		for (size_t i = 0; i < n; i++)
+			on_call(ctx, t, &c[i]);
+}
+
 static void on_warning(void *ctx, const rt_diag *d)
 {
 	cli_count_warning(&((sink *)ctx)->warnings, d);
 }
 
 /* One pass over the trace into h; -1 when nothing usable was read. */
-static int read_profile(rt_trace *t, rt_hp *h, rt_hp_massif *m, const char *input)
+static int read_profile(rt_trace *t, rt_hp *h, rt_hp_massif *m, const char *input, unsigned threads)
 {
 	bool is_stdin = !strcmp(input, "-");
 	int fd = is_stdin ? STDIN_FILENO : open(input, O_RDONLY | O_CLOEXEC);
@@ -284,7 +299,7 @@ static int read_profile(rt_trace *t, rt_hp *h, rt_hp_massif *m, const char *inpu
 	sink s = {h, m, 0};
 	if (!m) /* massif samples the profile after every call */
 		rt_hp_set_lookahead(h, true);
-	rt_read_opts ro = {0, on_call, on_warning, &s};
+	rt_read_opts ro = {0, on_call, on_warning, &s, cli_threads(threads), on_calls};
 	rt_read_stats st;
 	rt_diag err;
 	enum cli_format format;
@@ -623,7 +638,7 @@ static int heap_diff(heap_opts *o, FILE *fp)
 		h[i] = rt_hp_new();
 		f[i] = make_filter(o);
 		rt_hp_set_filter(h[i], f[i]);
-		int r = read_profile(t[i], h[i], NULL, in[i]);
+		int r = read_profile(t[i], h[i], NULL, in[i], o->threads);
 		rc = r < 0 || rc < 0 ? -1 : r || rc;
 		if (r >= 0)
 			resolve_sites(t[i], h[i], o);
@@ -680,7 +695,7 @@ int cmd_heap(int argc, char **argv)
 	int status = RT_EXIT_DATA;
 	rt_hp_filter *f = make_filter(&o);
 	rt_hp_set_filter(h, f);
-	int rc = read_profile(t, h, m, o.input);
+	int rc = read_profile(t, h, m, o.input, o.threads);
 	FILE *fp = stdout;
 	if (rc < 0)
 		goto out;

@@ -233,3 +233,22 @@ int cli_read_trace(rt_trace *t, int fd, const char *name, const rt_read_opts *ro
 {
 	return cli_read_input(t, fd, name, ro, st, err, NULL);
 }
+
+unsigned cli_parse_threads(const char *cmd, const char *arg)
+{
+	uint64_t v;
+	if (!cli_parse_u64(arg, 10, &v) || v < 1 || v > 64)
+		cli_die_usage(cmd, "invalid --threads '%s': expected a number from 1 to 64", arg);
+	return (unsigned)v;
+}
+
+/* Automatic: one reader and up to 3 decoding workers. More did not pay:
+ * the reader's own work (the merge, the ids, the analysis) is the longer
+ * half, and one worker keeps up with it on churn (bench/README.md). */
+unsigned cli_threads(unsigned n)
+{
+	if (n)
+		return n;
+	long c = sysconf(_SC_NPROCESSORS_ONLN);
+	return c < 1 ? 1 : c > 4 ? 4 : (unsigned)c;
+}

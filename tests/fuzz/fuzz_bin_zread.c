@@ -7,7 +7,9 @@
  * error is a "byte offset N: expected ..." message, a warning either that
  * or "truncated compressed trace ...", and when the input reads without
  * error, the same input cut short (at a point a byte of it picks)
- * delivers calls of the whole input only. Any other input is a chunk's records after one
+ * delivers calls of the whole input only; read again by batches
+ * (rt_read_opts.on_calls) with frames decoded on 2 worker threads, it
+ * gives the same calls and the same error. Any other input is a chunk's records after one
  * byte: the codec must give them back byte for byte (it is lossless for
  * any bytes), and decoding the input as a frame's payload, of either
  * coding and of the length that byte says, must fail cleanly or give
@@ -55,6 +57,13 @@ static void on_call(void *ctx, rt_trace *t, const rt_call *c)
 	rt_trace_append_call(t, c);
 }
 
+static void on_calls(void *ctx, rt_trace *t, const rt_call *c, size_t n)
+{
+	check(n > 0, "an empty batch");
+	for (size_t i = 0; i < n; i++)
+		on_call(ctx, t, &c[i]);
+}
+
 static void on_warn(void *ctx, const rt_diag *d)
 {
 	(void)ctx;
@@ -62,12 +71,14 @@ static void on_warn(void *ctx, const rt_diag *d)
 	      "malformed warning");
 }
 
-static int read_container(const uint8_t *data, size_t size, sink *s)
+/* threads and on_calls as rt_read_opts; why: the error's message */
+static int read_container(const uint8_t *data, size_t size, sink *s, unsigned threads, bool batch, char *why)
 {
 	rt_trace *t = rt_trace_new();
-	rt_read_opts ro = {0, on_call, on_warn, s};
-	rt_diag err;
+	rt_read_opts ro = {0, on_call, on_warn, s, threads, batch ? on_calls : NULL};
+	rt_diag err = {0};
 	int rc = rt_bin_read_mem(t, data, size, "fuzz", &ro, NULL, &err);
+	snprintf(why, sizeof err.msg, "%s", rc ? err.msg : "");
 	if (rc)
 		check(err.line == 0 && !strncmp(err.msg, "byte offset ", 12), "malformed error");
 	rt_trace_free(t);
@@ -76,9 +87,14 @@ static int read_container(const uint8_t *data, size_t size, sink *s)
 
 static void container(const uint8_t *data, size_t size)
 {
-	sink whole = {0}, cut = {0};
-	int rc = read_container(data, size, &whole);
-	read_container(data, size > 1 ? (size_t)data[size / 2] * size / 256 : 0, &cut);
+	sink whole = {0}, cut = {0}, par = {0};
+	char why[sizeof((rt_diag *)0)->msg], why_par[sizeof why];
+	int rc = read_container(data, size, &whole, 1, false, why);
+	read_container(data, size > 1 ? (size_t)data[size / 2] * size / 256 : 0, &cut, 1, false, why_par);
+	check(read_container(data, size, &par, 3, true, why_par) == rc && !strcmp(why, why_par) && par.n == whole.n &&
+	      (!par.n || !memcmp(par.index, whole.index, par.n * sizeof *par.index)),
+	      "by batches on worker threads, not the calls or error of one thread");
+	free(par.index);
 	size_t j = 0;
 	/* an error past the cut may stop the whole read before calls the cut
 	 * one reads (a truncated container is read to its last frame) */

@@ -18,6 +18,7 @@
 #include "rtrace/binary.h"
 #include "rtrace/filter.h"
 #include "rtrace/heapcheck.h"
+#include "rtrace/heapprof.h"
 #include "rtrace/text.h"
 
 #include "../cli/bin_encoder.h"
@@ -40,7 +41,24 @@ typedef struct seen {
 	rt_diag warn[8];
 	rt_leaks *leaks; /* feed the leak filter instead of keeping calls */
 	rt_read_stats st; /* of the last read */
+	int tasks; /* the most threads the process had at a call (every 256th) */
+	size_t warn_at[8]; /* calls delivered before each warning */
+	size_t batches, most; /* on_calls: batches, the longest */
 } seen;
+
+/* The "Threads:" line of /proc/self/status. */
+static int task_count(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	int n = 0;
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "Threads: %d", &n) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return n;
+}
 
 static void on_call(void *ctx, rt_trace *t, const rt_call *c)
 {
@@ -50,6 +68,10 @@ static void on_call(void *ctx, rt_trace *t, const rt_call *c)
 	assert_non_null(rt_trace_str(t, c->fn));
 	if (s->leaks)
 		rt_leaks_feed(s->leaks, t, c);
+	if (s->n % 256 == 0) {
+		int k = task_count();
+		s->tasks = k > s->tasks ? k : s->tasks;
+	}
 	if (s->n == s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 64;
 		s->calls = realloc(s->calls, s->cap * sizeof *s->calls);
@@ -61,9 +83,22 @@ static void on_call(void *ctx, rt_trace *t, const rt_call *c)
 static void on_warn(void *ctx, const rt_diag *d)
 {
 	seen *s = ctx;
-	if (s->nwarn < 8)
+	if (s->nwarn < 8) {
 		s->warn[s->nwarn] = *d;
+		s->warn_at[s->nwarn] = s->n;
+	}
 	s->nwarn++;
+}
+
+/* rt_read_opts.on_calls: each call as on_call would take it. */
+static void on_calls(void *ctx, rt_trace *t, const rt_call *c, size_t n)
+{
+	seen *s = ctx;
+	assert_true(n > 0);
+	s->batches++;
+	s->most = n > s->most ? n : s->most;
+	for (size_t i = 0; i < n; i++)
+		on_call(ctx, t, &c[i]);
 }
 
 static void seen_free(seen *s)
@@ -789,11 +824,13 @@ typedef struct outcome {
 	rt_diag err;
 } outcome;
 
-static void outcome_of(const char *path, const uint8_t *mem, size_t len, outcome *o)
+/* threads: rt_read_opts.threads; batch: the calls by on_calls */
+static void outcome_of_jb(const char *path, const uint8_t *mem, size_t len, unsigned threads, bool batch,
+			  outcome *o)
 {
 	memset(o, 0, sizeof *o);
 	rt_trace *t = rt_trace_new();
-	rt_read_opts ro = {0, on_call, on_warn, &o->s};
+	rt_read_opts ro = {0, on_call, on_warn, &o->s, threads, batch ? on_calls : NULL};
 	rt_read_stats st;
 	if (path) {
 		int fd = open(path, O_RDONLY);
@@ -810,12 +847,26 @@ static void outcome_of(const char *path, const uint8_t *mem, size_t len, outcome
 	rt_trace_free(t);
 }
 
+static void outcome_of_j(const char *path, const uint8_t *mem, size_t len, unsigned threads, outcome *o)
+{
+	outcome_of_jb(path, mem, len, threads, false, o);
+}
+
+static void outcome_of(const char *path, const uint8_t *mem, size_t len, outcome *o)
+{
+	outcome_of_j(path, mem, len, 0, o);
+}
+
 static void same_outcome(outcome *a, outcome *b)
 {
 	assert_int_equal(a->rc, b->rc);
 	assert_string_equal(a->err.msg, b->err.msg);
 	assert_int_equal(a->s.n, b->s.n);
 	assert_int_equal(a->s.nwarn, b->s.nwarn);
+	for (int i = 0; i < a->s.nwarn && i < 8; i++) {
+		assert_string_equal(a->s.warn[i].msg, b->s.warn[i].msg);
+		assert_int_equal(a->s.warn_at[i], b->s.warn_at[i]);
+	}
 	for (size_t i = 0; i < a->s.n; i++) {
 		assert_int_equal(a->s.calls[i].index, b->s.calls[i].index);
 		assert_int_equal(a->s.calls[i].res_id, b->s.calls[i].res_id);
@@ -2166,6 +2217,181 @@ static void bad_columns_fail_before_their_calls(void **state)
 	be_free(&bf.f);
 }
 
+/* --- frames decoded ahead by worker threads (bin_zpar.c) --- */
+
+/* Three threads in bursts of ~700 calls, in chunks of 4 KiB: each
+ * stream has many frames, queued for the workers while the others run. */
+static void threads_trace(bfile *bf)
+{
+	bf_init(bf, 4096, 1);
+	bthread th[3] = {bf_thread(10), bf_thread(11), bf_thread(12)};
+	preamble(bf, &th[0], 0);
+	for (int k = 0; k < 3; k++) {
+		uint64_t frame[2] = {0x400100 + (uint64_t)k * 16, 0x400300};
+		enc_bt(bf, &th[k], (uint64_t)k + 1, 2, frame);
+	}
+	uint64_t x = 99;
+	for (uint64_t i = 1; i <= 40000; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		int k = (int)((i / 700 + (x >> 62)) % 3);
+		if ((x >> 20) % 3 == 0 && i > 1)
+			enc_call(bf, &th[k], i, 2, FREE, FN_FREE, 1, 0x1000 + (i - 1) * 16, 0, (uint64_t)k + 1, 0);
+		else
+			enc_call(bf, &th[k], i, 3, ALLOC, FN_MALLOC, 1, 0x1000 + i * 16, (x >> 30) % 4000,
+				 (uint64_t)k + 1, 0);
+	}
+	bf_finish(bf);
+}
+
+/* The read of buf with 1 thread and with 2, 3 and 8: the same calls,
+ * stacks, warnings and error; *tasks: the most threads seen with 3. */
+static void same_with_threads(const char *path, const uint8_t *buf, size_t len, int *tasks)
+{
+	unsigned js[] = {2, 3, 8};
+	for (size_t i = 0; i < sizeof js / sizeof *js; i++) {
+		outcome one, many;
+		outcome_of_j(path, buf, len, 1, &one);
+		outcome_of_j(path, buf, len, js[i], &many);
+		if (js[i] == 3 && tasks)
+			*tasks = many.s.tasks;
+		same_outcome(&one, &many);
+	}
+}
+
+static void threads_read_as_one(void **state)
+{
+	(void)state;
+	bfile bf;
+	threads_trace(&bf);
+	size_t zlen;
+	uint8_t *zb = compress_bf(&bf, &zlen);
+	int tasks = 0, one_task = task_count();
+	same_with_threads(NULL, zb, zlen, &tasks);
+	assert_true(tasks > one_task); /* the workers ran */
+	char path[] = "/tmp/test_bin_zpar.XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path, zb, zlen); /* mapped: pages given back behind */
+	same_with_threads(path, NULL, 0, NULL);
+	unlink(path);
+	for (int k = 1; k < 8; k++) /* cut: a truncated container */
+		same_with_threads(NULL, zb, zlen * (size_t)k / 8 + (size_t)k, NULL);
+	/* a frame that does not decode, past the middle: the same prefix */
+	size_t off = 64, n = 0;
+	while (off < zlen / 2 || zb[off + 20] != RT_TF_ZCODING_COLUMNS) {
+		off += RT_TF_ZFRAME_HEADER + ((uint32_t)zb[off + 16] | (uint32_t)zb[off + 17] << 8);
+		assert_true(off + RT_TF_ZFRAME_HEADER < zlen);
+	}
+	for (int c = 0; c < 2; c++) {
+		uint8_t *bad = change_frame(zb, zlen, off, c ? bad_first_release : bad_last_type, &n);
+		outcome o;
+		outcome_of_j(NULL, bad, n, 2, &o);
+		assert_int_equal(o.rc, -1);
+		assert_true(o.s.n > 1000);
+		seen_free(&o.s);
+		free(o.frame);
+		same_with_threads(NULL, bad, n, NULL);
+		free(bad);
+	}
+	free(zb);
+	be_free(&bf.f);
+}
+
+/* The read of buf (len bytes) by on_call and by on_calls, with 1 and
+ * 3 threads: the same calls, stacks, warnings (after the same calls)
+ * and error; the batches hold up to RT_BIN_BATCH calls. */
+static void same_by_batches(const uint8_t *buf, size_t len)
+{
+	for (unsigned j = 1; j <= 3; j += 2) {
+		outcome one, batched;
+		outcome_of_jb(NULL, buf, len, 1, false, &one);
+		outcome_of_jb(NULL, buf, len, j, true, &batched);
+		assert_int_equal(one.s.batches, 0);
+		if (one.s.n > 1000) {
+			assert_true(batched.s.batches > 0 && batched.s.batches < one.s.n / 100);
+			assert_true(batched.s.most > 100);
+		}
+		same_outcome(&one, &batched);
+	}
+}
+
+/* rt_hp_feed for each call and rt_hp_feed_calls for the batches give
+ * the same profile: its summary and every site's costs. */
+typedef struct hp_ctx {
+	rt_hp *h;
+} hp_ctx;
+
+static void hp_one(void *ctx, rt_trace *t, const rt_call *c)
+{
+	rt_hp_feed(((hp_ctx *)ctx)->h, t, c);
+}
+
+static void hp_many(void *ctx, rt_trace *t, const rt_call *c, size_t n)
+{
+	rt_hp_feed_calls(((hp_ctx *)ctx)->h, t, c, n);
+}
+
+static rt_hp *hp_of(const uint8_t *buf, size_t len, bool batch, rt_trace **t)
+{
+	hp_ctx x = {rt_hp_new()};
+	rt_hp_set_lookahead(x.h, true);
+	*t = rt_trace_new();
+	rt_read_opts ro = {0, hp_one, NULL, &x, 2, batch ? hp_many : NULL};
+	rt_diag err;
+	assert_int_equal(rt_bin_read_mem(*t, buf, len, "f", &ro, NULL, &err), 0);
+	rt_hp_finish(x.h);
+	return x.h;
+}
+
+static void same_profile(const uint8_t *buf, size_t len)
+{
+	rt_trace *ta, *tb;
+	rt_hp *a = hp_of(buf, len, false, &ta), *b = hp_of(buf, len, true, &tb);
+	const rt_hp_summary *x = rt_hp_get_summary(a), *y = rt_hp_get_summary(b);
+	assert_true(x->total.allocations > 10000 && x->total.temporary > 100);
+	assert_memory_equal(&x->total, &y->total, sizeof x->total);
+	uint64_t fx[] = {x->frees, x->leaked_blocks, x->peak_index, x->peak_us, x->first_us, x->last_us};
+	uint64_t fy[] = {y->frees, y->leaked_blocks, y->peak_index, y->peak_us, y->first_us, y->last_us};
+	assert_memory_equal(fx, fy, sizeof fx);
+	assert_int_equal(rt_hp_site_count(a), rt_hp_site_count(b));
+	for (size_t i = 0; i < rt_hp_site_count(a); i++) {
+		const rt_hp_site *p = rt_hp_site_at(a, i), *q = rt_hp_site_at(b, i);
+		assert_int_equal(p->bt, q->bt);
+		assert_int_equal(p->first_index, q->first_index);
+		assert_memory_equal(&p->cost, &q->cost, sizeof p->cost);
+	}
+	rt_hp_free(a);
+	rt_hp_free(b);
+	rt_trace_free(ta);
+	rt_trace_free(tb);
+}
+
+static void batches_read_as_calls(void **state)
+{
+	(void)state;
+	bfile bf;
+	threads_trace(&bf);
+	size_t zlen, n;
+	uint8_t *zb = compress_bf(&bf, &zlen);
+	same_by_batches(bf.f.b, bf.f.len); /* raw */
+	same_by_batches(zb, zlen);
+	same_profile(bf.f.b, bf.f.len);
+	same_profile(zb, zlen);
+	for (int k = 1; k < 8; k++) { /* cut: raw with an error, compressed with a warning */
+		same_by_batches(bf.f.b, bf.f.len * (size_t)k / 8 + (size_t)k);
+		same_by_batches(zb, zlen * (size_t)k / 8 + (size_t)k);
+	}
+	size_t off = 64;
+	while (off < zlen / 2 || zb[off + 20] != RT_TF_ZCODING_COLUMNS)
+		off += RT_TF_ZFRAME_HEADER + ((uint32_t)zb[off + 16] | (uint32_t)zb[off + 17] << 8);
+	uint8_t *bad = change_frame(zb, zlen, off, bad_last_type, &n);
+	same_by_batches(bad, n);
+	free(bad);
+	free(zb);
+	be_free(&bf.f);
+}
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
@@ -2216,6 +2442,8 @@ int main(void)
 		cmocka_unit_test(shared_encoders_match_the_spec),
 		cmocka_unit_test(compressed_reads_as_raw),
 		cmocka_unit_test(bad_columns_fail_before_their_calls),
+		cmocka_unit_test(threads_read_as_one),
+		cmocka_unit_test(batches_read_as_calls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

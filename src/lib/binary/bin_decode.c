@@ -80,6 +80,7 @@ void rt_bin_warn(rd *r, uint64_t off, const char *fmt, ...)
 {
 	if (!r->o || !r->o->warn)
 		return;
+	rt_bin_flush(r); /* the calls before it first */
 	rt_diag d = {r->file, 0, 0, ""};
 	int n = snprintf(d.msg, sizeof d.msg, "byte offset %" PRIu64 ": ", off);
 	va_list ap;
@@ -982,6 +983,75 @@ static bool resolve(rd *r, const stream *s, rt_call *c)
 		return rt_bin_bad(r, head_off(r, s), "expected a BT record defining backtrace id %" PRIu64 " before this CALL record", h->bt);
 	c->bt = *bt;
 	return true;
+}
+
+void rt_bin_flush(rd *r)
+{
+	size_t n = r->nbatch;
+	r->nbatch = 0;
+	if (n)
+		r->o->on_calls(r->o->ctx, r->t, r->batch, n);
+}
+
+/* The batch path of a stream's run (bin_merge.c): the plain CALLs of its
+ * frame that follow, straight from the columns into r->batch, each as
+ * rt_bin_take_call, rt_bin_call_of and the delivery make it, without
+ * the head in between (those were ~180 of the reader's ~420 instructions
+ * a call on churn). It stops before a call at or past limit (another
+ * stream's turn), before any other record, and before a call those would
+ * fail on (index, context, an id not defined): they take the record at
+ * a time path, which says what is wrong. Returns the calls taken. */
+size_t rt_bin_take_calls(rd *r, stream *s, uint64_t limit)
+{
+	const uint8_t *rows = s->zbuf + RT_TF_CHUNK_HEADER, *p = s->p;
+	const rt_bin_zcall *v = s->zc.v;
+	size_t i = s->zci, n = s->zc.n, k = 0, nb = r->nbatch;
+	uint64_t last = s->last_index, ns = s->ns;
+	uint32_t no_bt = RT_NONE; /* the empty stack's id, once needed */
+	/* in locals, not through s and r: the stores into the batch may
+	 * alias them for the compiler (12 instructions a call) */
+	for (; i < n && p == rows + v[i].at && p < s->end; i++, k++) {
+		const rt_bin_zcall *c = &v[i];
+		if (c->index <= last || c->index >= limit || c->ctx > UINT32_MAX || c->res < 1 ||
+		    c->res > RT_MAX_RESOURCES || !r->res[c->res])
+			break;
+		const uint32_t *fn = cached_id(&r->fns, r->fn_cache, RT_BIN_FN_CACHE, c->fn), *bt = NULL;
+		if (!fn || (c->bt && !(bt = cached_id(&r->bts, r->bt_cache, RT_BIN_BT_CACHE, c->bt))))
+			break;
+		if (!bt && no_bt == RT_NONE)
+			no_bt = rt_trace_intern_bt(r->t, NULL, 0);
+		rt_call *b = &r->batch[nb];
+		*b = (rt_call){.index = c->index, .res_id = c->addr, .size = c->size, .context = (uint32_t)c->ctx,
+			       .fn = *fn, .bt = bt ? *bt : no_bt, .args = RT_NONE, .kind = c->kind,
+			       .res_type = r->res[c->res]};
+		ns += c->dt;
+		if (r->stamp_ok && ns == r->stamp_ns) { /* stamp's common case, inline */
+			b->timestamp_us = r->stamp_us;
+			b->flags = RT_CALL_HAS_TIMESTAMP;
+		} else
+			stamp(r, ns, b);
+		last = c->index;
+		s->rec = p;
+		p += c->end - c->at;
+		rt_trace_saw_call(r->t, b);
+		if (++nb == RT_BIN_BATCH) {
+			r->nbatch = nb;
+			rt_bin_flush(r);
+			nb = 0;
+		}
+	}
+	r->nbatch = nb;
+	s->p = p;
+	s->zci = i;
+	s->znext = i < n ? rows + v[i].at : NULL;
+	s->ns = ns;
+	if (k) {
+		s->last_index = s->bound = last;
+		r->delivered = last;
+	}
+	r->stats.lines += k;
+	r->stats.calls += k;
+	return k;
 }
 
 bool rt_bin_call_of(rd *r, const stream *s, rt_call *c)

@@ -19,6 +19,7 @@
 #include "rtrace/rtrace.h"
 #include "format/trace_format.h"
 #include "bin_zchunk.h"
+#include "bin_zpar.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -67,6 +68,11 @@ typedef struct head {
 	uint64_t dropped;     /* a release dropped before it (format 1.5), 0: none */
 } head;
 
+/* Calls handed to opts->on_calls at a time (56 bytes each). */
+#define RT_BIN_BATCH 256
+/* At most this many frames of a stream are decoded ahead. */
+#define RT_BIN_ZLOOK 8
+
 /* One thread's records. A tid that a new thread reuses (its chunks start
  * again at seq 0) gets a stream of its own: the generations never overlap
  * in time, and each counts its time from the process start. */
@@ -93,6 +99,10 @@ typedef struct stream {
 	rt_bin_zcalls zc; /* the frame's plain CALLs, not in zbuf (rt_bin_zc_decode_calls) */
 	size_t zci;       /* the next of them */
 	const uint8_t *znext; /* where its row would be; NULL: none left */
+	/* its next frames queued for the workers (bin_zpar.c): a ring */
+	uint32_t zjob[RT_BIN_ZLOOK];
+	uint64_t zjoff[RT_BIN_ZLOOK];
+	unsigned zjh, zjn;
 } stream;
 
 typedef struct rd {
@@ -157,6 +167,10 @@ typedef struct rd {
 	uint64_t hbuf_off;
 	bool hbuf_ok;
 	struct rt_bin_zc *zc;
+	rt_call *batch; /* opts->on_calls: calls not handed over yet */
+	size_t nbatch;
+	rt_bin_zpar *zpar; /* opts->threads > 1: frames decoded ahead */
+	unsigned zdepth;   /* by so many per stream */
 	const uint8_t *zbuf;
 	uint64_t zoff, zlen;
 } rd;
@@ -205,6 +219,11 @@ bool rt_bin_take_call(rd *r, stream *s, const rt_bin_zcall *c);
 /* The model call of s's head, its ids resolved and its time stamped; false
  * (r->diag) when an id has no definition yet. */
 bool rt_bin_call_of(rd *r, const stream *s, rt_call *c);
+/* With r->batch: s's plain CALLs below limit, after its head was
+ * delivered, into the batch; returns how many (bin_decode.c). */
+size_t rt_bin_take_calls(rd *r, stream *s, uint64_t limit);
+/* The calls of r->batch to opts->on_calls, before a warning or at the end. */
+void rt_bin_flush(rd *r);
 /* Once every record is read: the ids of LEAK and HEAPERR records. */
 void rt_bin_resolve_heapcheck(rd *r);
 /* The mappings the last MAPS generation no longer lists end. */
