@@ -72,6 +72,7 @@ typedef struct rt_tls {
 	unsigned gen;        /* writer generation (changes in a forked child) */
 	uint8_t *chunk;      /* current chunk in the mapped file, or NULL */
 	uint32_t used;
+	uint32_t cap;        /* payload bytes with disk blocks behind them (0: no chunk) */
 	uint64_t last_ns;
 	int inside;          /* in a module's interposer: inner calls are libc's */
 	uint32_t context;    /* mask of the contexts the thread is in */
@@ -125,7 +126,9 @@ void rt_writer_lock(void);
 void rt_writer_unlock(void);
 /* Reserves n bytes (at most RT_RESERVE_MAX, a chunk's payload) in this
  * thread's chunk; NULL when tracing stopped. Inline: a bounds check on
- * every record, the rest (a new chunk) in writer.c's rt_reserve_slow.
+ * every record against rt_t.cap (the chunk's payload, less for the file's
+ * first chunk while only its start has disk blocks: writer.c), the rest
+ * (a new chunk, the first chunk's blocks) in writer.c's rt_reserve_slow.
  * rt_writer_gen changes in a forked child: the thread's chunk before it
  * is the parent's. */
 #define RT_RESERVE_MAX (65536u - 16u)
@@ -133,7 +136,7 @@ extern _Atomic unsigned rt_writer_gen;
 uint8_t *rt_reserve_slow(size_t n);
 static inline uint8_t *rt_reserve(size_t n)
 {
-	if (RT_LIKELY(rt_t.chunk && rt_t.used + n <= RT_RESERVE_MAX &&
+	if (RT_LIKELY(rt_t.used + n <= rt_t.cap &&
 		      rt_t.gen == atomic_load_explicit(&rt_writer_gen, memory_order_relaxed)))
 		return rt_t.chunk + RT_TF_CHUNK_HEADER + rt_t.used;
 	return rt_reserve_slow(n);

@@ -67,6 +67,9 @@ static uint8_t *seg_cold[MAX_SEGS - SEG_HOT] RT_COLD;
 #define seg_base(s) (*((s) < SEG_HOT ? &seg_hot[s] : &seg_cold[(s) - SEG_HOT]))
 static _Atomic uint64_t next_chunk;  /* chunks handed out */
 static _Atomic uint64_t ready_chunks; /* chunks backed by disk and mapped */
+/* Bytes of the first chunk with disk blocks: FIRST_PART at first, the
+ * whole chunk once its thread writes past them (see reserve_first). */
+static uint32_t first_reserved;
 _Atomic unsigned rt_writer_gen = 1;
 static _Atomic int disabled_once;
 /* chunks of each segment their threads have left */
@@ -336,6 +339,45 @@ static int reserve(int fd, uint64_t ready, uint64_t *n)
 	return err;
 }
 
+/* The first chunk's blocks are reserved in two steps: FIRST_PART bytes
+ * with the header, the rest when its thread writes past them (a record
+ * never goes where no block is reserved: rt_t.cap). Most traced processes
+ * of a shell loop or a build write 2-6 KiB in all: their trace took the
+ * header and the whole 64 KiB chunk on disk (68 KiB, 16 MB for 100 forked
+ * /bin/true), now 16 KiB; giving the rest back at the end instead would
+ * free blocks, which on a filesystem mounted with discard is a
+ * synchronous discard in every process's exit. A file so ends inside its
+ * first chunk's unused bytes, which readers accept (docs/binary-format.md,
+ * "Layout"). FIRST_PART holds the largest PROCESS record. */
+#define FIRST_PART 12288u
+_Static_assert(FIRST_PART - CHUNK_HDR >= 8400 && FIRST_PART < CHUNK_SIZE && FIRST_PART % 4096 == 0,
+	       "the first part holds a PROCESS record");
+
+static int reserve_first(int fd, uint32_t upto)
+{
+	xfsz_hold h;
+	xfsz_hold_on(&h);
+	int err = posix_fallocate(fd, (off_t)(HDR_SIZE + first_reserved), (off_t)(upto - first_reserved));
+	xfsz_hold_off(&h);
+	if (!err)
+		first_reserved = upto;
+	return err;
+}
+
+/* The rest of the first chunk, for its thread's next record. */
+static uint8_t *first_rest(void)
+{
+	pthread_mutex_lock(&grow_lock);
+	int err = first_reserved < CHUNK_SIZE ? reserve_first(trace_fd(), CHUNK_SIZE) : 0;
+	pthread_mutex_unlock(&grow_lock);
+	if (err == EFBIG)
+		return stop(RT_TF_STOP_FSIZE, 0), NULL;
+	if (err)
+		return stop(RT_TF_STOP_EXTEND, err), NULL;
+	rt_t.cap = RT_RESERVE_MAX;
+	return rt_t.chunk + CHUNK_HDR + rt_t.used;
+}
+
 /* A write fault on a page of the shared mapping reads the page in first
  * (zeros: the blocks are fallocated, unwritten), and the kernel's
  * readahead makes that the whole window up to the end of the file: the
@@ -372,8 +414,8 @@ static int grow(bool ahead)
 			no_readahead(p);
 		seg_base(seg) = p;
 	}
-	uint64_t n = grow_step(ready);
-	int err = n ? reserve(fd, ready, &n) : EFBIG;
+	uint64_t n = ready ? grow_step(ready) : fsize_limit() >= HDR_SIZE + FIRST_PART;
+	int err = !n ? EFBIG : ready ? reserve(fd, ready, &n) : reserve_first(fd, FIRST_PART);
 	if (err && ahead)
 		return -1;
 	if (err == EFBIG)
@@ -421,6 +463,7 @@ static uint8_t *chunk_new(void)
 	}
 	uint8_t *c = seg_base(i / CHUNKS_PER_SEG) + (i % CHUNKS_PER_SEG) * CHUNK_SIZE;
 	chunk_index = i;
+	rt_t.cap = i ? RT_RESERVE_MAX : first_reserved - CHUNK_HDR;
 	uint32_t tid = (uint32_t)syscall(SYS_gettid), seq = chunk_seq++;
 	memcpy(c, RT_TF_CHUNK_MAGIC, RT_TF_CHUNK_MAGIC_LEN);
 	memcpy(c + RT_TF_OFF_TID, &tid, 4);
@@ -467,6 +510,7 @@ static void tls_check_gen(void)
 		rt_t.gen = gen;
 		rt_t.chunk = NULL;
 		rt_t.used = 0;
+		rt_t.cap = 0;
 		rt_t.last_ns = 0;
 		chunk_seq = 0;
 		rt_btcache_reset();
@@ -493,16 +537,18 @@ uint8_t *rt_reserve_slow(size_t n)
 		if (RT_UNLIKELY(atomic_load_explicit(&open_pending, memory_order_acquire)) && !rt_t.chunk) {
 			if (open_late())
 				return NULL;
-			if (rt_t.chunk && rt_t.used + n <= CHUNK_SIZE - CHUNK_HDR)
-				return rt_t.chunk + CHUNK_HDR + rt_t.used; /* after the preamble */
+			if (rt_t.chunk && rt_t.used + n <= CHUNK_SIZE - CHUNK_HDR) /* after the preamble */
+				return rt_t.used + n <= rt_t.cap ? rt_t.chunk + CHUNK_HDR + rt_t.used : first_rest();
 		}
 		if (rt_t.chunk)
 			chunk_left();
 		rt_t.chunk = chunk_new();
 		rt_t.used = 0;
 		if (!rt_t.chunk)
-			return NULL;
+			return rt_t.cap = 0, NULL;
 	}
+	if (RT_UNLIKELY(rt_t.used + n > rt_t.cap))
+		return first_rest();
 	return rt_t.chunk + CHUNK_HDR + rt_t.used;
 }
 
@@ -674,7 +720,7 @@ void rt_writer_close(void)
 		return;
 	/* cut only when there is something to cut: a truncation to the same
 	 * size still changes and journals the inode, at every process's end */
-	if (fstat(fd, &st) || (uint64_t)st.st_size != end)
+	if (fstat(fd, &st) || (uint64_t)st.st_size > end)
 		(void)!ftruncate(fd, (off_t)end); /* shrinks: no SIGXFSZ */
 }
 
@@ -705,6 +751,7 @@ void rt_writer_fork_child(void (*preamble)(void))
 	have_file = 0;
 	atomic_store(&next_chunk, 0);
 	atomic_store(&ready_chunks, 0);
+	first_reserved = 0;
 	atomic_fetch_add(&rt_writer_gen, 1);
 	atomic_store(&disabled_once, 0);
 	RT_STORE(rt_stopped, 0);

@@ -38,6 +38,13 @@ same "setrlimit 0 in the program" "$T" churn 10 0
 # the program's own stays pending
 same "SIGXFSZ mask and pending state" "$T" xfsz 262144 200000
 grep -q "xfsz: 1 then 3, took 25" traced.out && ok || bad "SIGXFSZ state: $(cat traced.out)"
+# room for the header and the first part of the first chunk only (20
+# KiB): the trace keeps what that part holds, stops at the second step
+rm -f ./*.rtrace
+(ulimit -f 20; same "ulimit -f 20" "$T" churn 2000)
+once "ulimit -f 20: stopped once" "tracing stopped: the trace file reached the file size limit (RLIMIT_FSIZE)"
+"$RTRACE" postproc -i tp_tracefile-*.rtrace 2> /dev/null | grep -q '^## trace incomplete: tracing stopped at call [1-9][0-9]*:' && ok ||
+  bad "ulimit -f 20: no calls kept: $("$RTRACE" postproc -i tp_tracefile-*.rtrace 2>&1 | tail -2)"
 # no room even for the header: no file, the program runs
 rm -f ./*.rtrace
 (ulimit -f 2; same "ulimit -f 2" "$T" churn 10)

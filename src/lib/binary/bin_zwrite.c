@@ -246,7 +246,9 @@ static void punch(rt_bin_zwriter *w, bool force)
 }
 /* --- following the raw file --- */
 
-/* The chunks present and, once the tracer wrote data_end, where they end. */
+/* The chunks present and, once the tracer wrote data_end, where they end.
+ * The last may be there in part: the tracer reserves a file's first chunk
+ * in two steps, and a short trace ends inside its unused bytes. */
 static uint64_t chunks_now(rt_bin_zwriter *w, bool *done)
 {
 	uint8_t h[RT_TF_FILE_HEADER];
@@ -254,12 +256,12 @@ static uint64_t chunks_now(rt_bin_zwriter *w, bool *done)
 	*done = false;
 	if (fstat(w->raw, &st) || (uint64_t)st.st_size < w->hs || !pread_all(w->raw, h, sizeof h, 0))
 		return 0;
-	uint64_t end = (uint64_t)st.st_size, data_end = get64(h + RT_TF_OFF_DATA_END);
-	if (data_end >= w->hs && data_end <= end) {
+	uint64_t n = ((uint64_t)st.st_size - w->hs + w->cs - 1) / w->cs, data_end = get64(h + RT_TF_OFF_DATA_END);
+	if (data_end >= w->hs && data_end <= w->hs + n * w->cs) {
 		*done = true;
-		end = data_end;
+		n = (data_end - w->hs) / w->cs;
 	}
-	return (end - w->hs) / w->cs;
+	return n;
 }
 
 /* Looks at the chunks not seen yet: each makes the previous chunk of its
