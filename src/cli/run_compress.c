@@ -292,6 +292,7 @@ pid_t run_compress_wait(run_compress *z, pid_t pid, int *status)
 
 void run_compress_finish(run_compress *z)
 {
+	z->pf = NULL; /* stopped once the program ended (run.c): no page is wanted now */
 	step(z, true);
 	for (size_t i = 0; i < z->n; i++)
 		free(z->t[i].path);

@@ -17,7 +17,8 @@ run_compress *run_compress_new(const char *manifest, int level, run_prefault *pf
  * complete chunks meanwhile; returns what waitpid returned. */
 pid_t run_compress_wait(run_compress *z, pid_t pid, int *status);
 /* The program ended: every trace whose process has ended is compressed
- * to its end; those of processes still running are left as they are. */
+ * to its end; those of processes still running are left as they are.
+ * The pf given to run_compress_new is not used (it may be stopped). */
 void run_compress_finish(run_compress *z);
 
 #endif
