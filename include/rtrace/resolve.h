@@ -41,6 +41,11 @@ typedef struct rt_resolve_opts {
 	 * later resolvers read the copy instead of inflating the sections
 	 * again. NULL: no cache. */
 	const char *cache_dir;
+	/* rt_resolve_trace writes the texts into the trace's backtraces
+	 * where they are, keeping their ids, instead of interning a resolved
+	 * copy of each (half the frames' memory); a backtrace that comes out
+	 * equal to one of a lower id is replaced by it, as by interning. */
+	bool in_place;
 } rt_resolve_opts;
 
 typedef struct rt_resolve_stats {

@@ -132,6 +132,7 @@ typedef struct cli_resolve_opts {
 	size_t ndebug_dirs;
 	const char *root;
 	bool no_cache; /* --no-cache: no decompressed copies of debug files */
+	bool in_place; /* texts written into the stacks (rt_resolve_opts) */
 } cli_resolve_opts;
 
 /* The resolver's options, spelled the same on every command that

@@ -323,7 +323,8 @@ static int read_profile(rt_trace *t, rt_hp *h, rt_hp_massif *m, const char *inpu
 }
 
 /* The resolver walks the trace's calls: one call per site, then each
- * site takes the backtrace its call was rewritten to. */
+ * site takes the backtrace its call was rewritten to. In place: the
+ * stacks are resolved where they are, without a second copy. */
 static void resolve_sites(rt_trace *t, rt_hp *h, const heap_opts *o)
 {
 	if (o->no_resolve || (rt_trace_filter_bits(t) & RT_FILTER_RESOLVE))
@@ -335,7 +336,9 @@ static void resolve_sites(rt_trace *t, rt_hp *h, const heap_opts *o)
 			     .kind = RT_CALL_ALLOC};
 		rt_trace_append_call(t, &c);
 	}
-	cli_resolve(t, &o->res);
+	cli_resolve_opts res = o->res;
+	res.in_place = true;
+	cli_resolve(t, &res);
 	const rt_call *calls = rt_trace_calls_const(t);
 	for (size_t i = 0; i < n; i++)
 		rt_hp_set_site_bt(h, i, calls[i].bt);

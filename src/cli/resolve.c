@@ -132,6 +132,7 @@ const rt_resolve_opts *cli_resolve_opts_for(const cli_resolve_opts *o, rt_resolv
 	ro->debug_dirs = o->debug_dirs;
 	ro->ndebug_dirs = o->ndebug_dirs;
 	ro->root = o->root;
+	ro->in_place = o->in_place;
 	ro->warn = on_resolve_warning;
 	*cache = o->no_cache ? NULL : cache_dir();
 	ro->cache_dir = *cache;

@@ -291,6 +291,64 @@ static void trace_pass(void **state)
 	free(path);
 }
 
+/* In place (rtrace heap's pass): the stacks keep their ids and no
+ * resolved copy is interned (the count of stacks, so of frames, does
+ * not grow); one that comes out equal to an earlier stack is replaced by
+ * it, as interning would; the texts are the copying pass's. */
+static void in_place_pass(void **state)
+{
+	(void)state;
+	char *path = program("tp_resolve_O2");
+	layout l;
+	read_layout(path, &l);
+	uint64_t ret = leaf_return(path, &l);
+	rt_trace *t0 = trace_with(path, &l); /* the copying pass's text of ret */
+	rt_frame f0 = {ret, RT_NONE};
+	rt_call c = {0};
+	c.index = 1;
+	c.kind = RT_CALL_ALLOC;
+	c.bt = rt_trace_intern_bt(t0, &f0, 1);
+	rt_trace_append_call(t0, &c);
+	rt_resolve_trace(t0, NULL, NULL);
+	const char *text = rt_trace_str(t0, rt_trace_bt_frames(t0, rt_trace_calls(t0)[0].bt)[0].text);
+	assert_int_equal(strncmp(text, "res_inner() at ", 15), 0);
+
+	rt_trace *t = trace_with(path, &l);
+	rt_frame a = {ret, rt_trace_intern(t, text, strlen(text))}; /* resolved already */
+	rt_frame b[2] = {{ret, RT_NONE}, {0x10, RT_NONE}};
+	uint32_t ida = rt_trace_intern_bt(t, &a, 1), idb = rt_trace_intern_bt(t, b, 1);
+	uint32_t idc = rt_trace_intern_bt(t, b, 2), bts[3] = {idb, idc, ida};
+	for (int i = 0; i < 3; i++) {
+		c.index = (uint64_t)i + 1;
+		c.bt = bts[i];
+		rt_trace_append_call(t, &c);
+	}
+	uint32_t nbt = rt_trace_bt_count(t);
+	rt_resolve_opts o = {0};
+	o.in_place = true;
+	rt_resolve_stats st;
+	rt_resolve_trace(t, &o, &st);
+	assert_int_equal(rt_trace_bt_count(t), nbt);
+	const rt_call *calls = rt_trace_calls(t);
+	assert_int_equal(calls[0].bt, ida); /* {ret} came out as a */
+	assert_int_equal(calls[1].bt, idc);
+	assert_int_equal(calls[2].bt, ida);
+	const rt_frame *g = rt_trace_bt_frames(t, idc);
+	assert_int_equal(g[0].text, a.text);
+	assert_int_equal(g[1].text, RT_NONE); /* in no mapping */
+	rt_frame_info fi;
+	assert_true(rt_trace_frame_info(t, &g[0], &fi));
+	assert_int_equal(fi.n, 2);
+	rt_frame cp[2] = {g[0], g[1]}; /* the index knows the new frames */
+	assert_int_equal(rt_trace_intern_bt(t, cp, 2), idc);
+	assert_int_equal(rt_trace_intern_bt(t, &a, 1), ida);
+	assert_int_equal(rt_trace_bt_count(t), nbt);
+	assert_int_equal(st.addrs, 1);
+	rt_trace_free(t);
+	rt_trace_free(t0);
+	free(path);
+}
+
 static void frame_info_model(void **state)
 {
 	(void)state;
@@ -330,6 +388,7 @@ int main(void)
 		cmocka_unit_test(mappings_by_call_index),
 		cmocka_unit_test(missing_module_warns_once),
 		cmocka_unit_test(trace_pass),
+		cmocka_unit_test(in_place_pass),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

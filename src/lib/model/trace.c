@@ -391,6 +391,41 @@ uint32_t rt_trace_intern_bt_hashed(rt_trace *t, const rt_frame *frames, uint32_t
 
 uint32_t rt_trace_bt_count(const rt_trace *t) { return (uint32_t)t->nbts; }
 
+rt_frame *rt_trace_bt_frames_mut(rt_trace *t, uint32_t bt)
+{
+	return bt < t->nbts && t->bts[bt].n ? t->frames + t->bts[bt].off : NULL;
+}
+
+size_t rt_trace_str_count(const rt_trace *t) { return t->strs.n; }
+
+/* The table keeps its size (its load is that of the same stacks); a probe
+ * that meets equal frames makes the later id a duplicate, as interning
+ * the rewritten frames one by one would have. */
+size_t rt_trace_bts_reindex(rt_trace *t, uint32_t *same)
+{
+	size_t dups = 0, mask = t->nbt_slots - 1;
+	if (t->nbt_slots)
+		memset(t->bt_slots, 0, t->nbt_slots * sizeof *t->bt_slots);
+	for (size_t id = 0; id < t->nbts; id++) {
+		rt_bt *b = &t->bts[id];
+		const rt_frame *f = b->n ? t->frames + b->off : NULL;
+		b->hash = rt_bt_hash(f, b->n);
+		size_t i = b->hash & mask;
+		same[id] = (uint32_t)id;
+		for (; t->bt_slots[i].id1; i = (i + 1) & mask)
+			if (t->bt_slots[i].hash == b->hash && bt_equal(t, &t->bt_slots[i], f, b->n)) {
+				same[id] = t->bt_slots[i].id1 - 1;
+				break;
+			}
+		if (same[id] != id) {
+			dups++;
+			continue;
+		}
+		t->bt_slots[i] = (struct bt_slot){b->hash, (uint32_t)id + 1, b->n, 0, b->off};
+	}
+	return dups;
+}
+
 uint32_t rt_trace_bt_len(const rt_trace *t, uint32_t bt)
 {
 	return bt < t->nbts ? t->bts[bt].n : 0;

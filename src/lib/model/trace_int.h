@@ -11,6 +11,18 @@ void rt_trace_prefetch_bt(const rt_trace *t, uint32_t hash);
 /* rt_trace_intern_bt with the hash already computed by rt_bt_hash. */
 uint32_t rt_trace_intern_bt_hashed(rt_trace *t, const rt_frame *frames, uint32_t n,
 				   uint32_t hash);
+/* The frames of backtrace bt, to rewrite where they are (the resolver's
+ * in-place pass: no second copy of every stack); rt_trace_bts_reindex
+ * must follow before the next rt_trace_intern_bt. NULL when empty. */
+rt_frame *rt_trace_bt_frames_mut(rt_trace *t, uint32_t bt);
+/* After frames were rewritten in place: every backtrace is hashed again
+ * and the table rebuilt in id order; one whose frames now equal an
+ * earlier one's stays out of it and same[id] names that one (same[id] =
+ * id otherwise; same has rt_trace_bt_count entries). Returns how many
+ * stayed out. */
+size_t rt_trace_bts_reindex(rt_trace *t, uint32_t *same);
+/* Strings interned in t (ids are below it). */
+size_t rt_trace_str_count(const rt_trace *t);
 
 /* Extensions: what other parts of the library keep in a trace (frame
  * details, heap checking results, Valgrind documents) without the core

@@ -7,6 +7,7 @@
  * the trace. */
 #include "resolve/resolve_int.h"
 #include "rtrace/heapcheck.h"
+#include "model/trace_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,7 +84,39 @@ typedef struct rt_rwalk {
 	uint32_t *ents; /* entry index of each unresolved frame, RT_NONE: no mapping */
 	size_t nents, cents, next;
 	uint32_t nbt; /* backtraces before the pass: the memo's size */
+	bool in_place;
 } rt_rwalk;
+
+/* A frame's text field holding its entry during an in-place pass. */
+#define RMARK 0x80000000u
+
+/* In place, first walk: each unresolved frame of bt with a mapping takes
+ * RMARK | its entry's index as text. */
+static void mark_bt(rt_resolver *r, rt_trace *t, uint32_t bt, uint64_t call_index)
+{
+	rt_frame *f = rt_trace_bt_frames_mut(t, bt);
+	for (uint32_t i = 0, n = rt_trace_bt_len(t, bt); i < n; i++) {
+		if (f[i].text != RT_NONE)
+			continue;
+		rt_rent *e = rt_resolve_entry(r, f[i].addr, call_index, false);
+		if (e)
+			f[i].text = RMARK | (uint32_t)(e - r->ents);
+	}
+}
+
+/* In place, second walk: the marked frames of bt take their texts. */
+static void unmark_bt(rt_resolver *r, rt_trace *t, uint32_t bt)
+{
+	rt_frame *f = rt_trace_bt_frames_mut(t, bt);
+	for (uint32_t i = 0, n = rt_trace_bt_len(t, bt); i < n; i++) {
+		if (f[i].text == RT_NONE || !(f[i].text & RMARK))
+			continue;
+		rt_rent *e = &r->ents[f[i].text & ~RMARK];
+		if (e->text_id != RT_NONE && !e->recorded)
+			record(r, e);
+		f[i].text = e->text_id;
+	}
+}
 
 static void collect_bt(rt_resolver *r, rt_trace *t, uint32_t bt, uint64_t call_index, rt_rwalk *w)
 {
@@ -130,7 +163,13 @@ static void walk_bt(rt_resolver *r, rt_trace *t, rt_rwalk *w, uint32_t *bt, uint
 	if (*bt >= w->nbt)
 		return;
 	if (w->memo[*bt] == RT_NONE && !resolve) {
-		collect_bt(r, t, *bt, index, w);
+		if (w->in_place)
+			mark_bt(r, t, *bt, index);
+		else
+			collect_bt(r, t, *bt, index, w);
+		w->memo[*bt] = *bt;
+	} else if (w->memo[*bt] == RT_NONE && w->in_place) {
+		unmark_bt(r, t, *bt);
 		w->memo[*bt] = *bt;
 	} else if (w->memo[*bt] == RT_NONE) {
 		w->memo[*bt] = resolve_bt(r, t, *bt, w);
@@ -146,7 +185,6 @@ static void walk_bt(rt_resolver *r, rt_trace *t, rt_rwalk *w, uint32_t *bt, uint
  * false) or rewriting their backtraces. */
 static void walk_calls(rt_resolver *r, rt_trace *t, rt_rwalk *w, bool resolve)
 {
-	memset(w->memo, 0xff, (w->nbt ? w->nbt : 1) * sizeof *w->memo); /* RT_NONE */
 	rt_call *calls = rt_trace_calls(t);
 	for (size_t i = 0, n = rt_trace_call_count(t); i < n; i++)
 		if (calls[i].kind != RT_CALL_DEAD)
@@ -184,10 +222,18 @@ void rt_resolve_trace(rt_trace *t, const rt_resolve_opts *opts, rt_resolve_stats
 {
 	rt_resolver *r = rt_resolve_new_for(t, opts, t);
 	uint32_t nbt = rt_trace_bt_count(t);
-	rt_rwalk w = {rt_xmalloc((nbt ? nbt : 1) * sizeof *w.memo), NULL, 0, NULL, 0, 0, 0, nbt};
+	rt_rwalk w = {rt_xmalloc((nbt ? nbt : 1) * sizeof *w.memo), NULL, 0, NULL, 0, 0, 0, nbt, false};
+	/* string ids and entries must stay below RMARK to be told apart */
+	w.in_place = opts && opts->in_place && rt_trace_str_count(t) < RMARK;
+	size_t memo_size = (nbt ? nbt : 1) * sizeof *w.memo;
+	memset(w.memo, 0xff, memo_size); /* RT_NONE */
 	walk_calls(r, t, &w, false);
 	compute_pending(r);
+	memset(w.memo, 0xff, memo_size);
 	walk_calls(r, t, &w, true);
+	/* in place, stacks that came out equal: every id to the first's */
+	if (w.in_place && rt_trace_bts_reindex(t, w.memo))
+		walk_calls(r, t, &w, true);
 	mark_resolved(t);
 	if (st)
 		*st = r->st;
