@@ -436,6 +436,24 @@ static uint64_t report_heap(const rt_trace *t, const heap_totals *h, int pid, ru
 	return errors;
 }
 
+/* Whether the terminal report of t prints a stack: a heap error, an
+ * on-demand check, a loss record of a kind shown, or a resource other than
+ * memory (fd_report's leaks and streams). Most processes of a shell loop
+ * or a build print none, and resolving their modules (opening each and
+ * sorting its symbols) was 8-10 ms a trace, nine tenths of such a run's
+ * report. Conservative: true whenever a printer could print a stack. */
+static bool stacks_shown(const rt_trace *t, const run_report_opts *o)
+{
+	size_t nres = rt_trace_resource_count(t);
+	if (rt_trace_heap_error_count(t) || rt_trace_check_count(t) ||
+	    nres > (rt_trace_find_resource(t, "memory", 6) ? 1u : 0u))
+		return true;
+	for (size_t i = 0, n = rt_trace_leak_count(t); i < n; i++)
+		if (o->leaks.show & (1u << rt_trace_leak_at(t, i)->kind))
+			return true;
+	return false;
+}
+
 /* The reports of one process's trace (open in fd); returns its errors,
  * and in *lost 1 when the trace says less than the process did (tracing
  * stopped early, or the file is damaged). */
@@ -449,7 +467,7 @@ static uint64_t report_trace(int fd, const char *path, int pid, run_report_opts 
 	uint64_t errors = 0;
 	cli_resolve_opts res = {0};
 	/* the program has ended: its modules are still there */
-	if (!cli_quiet || o->xml_file || o->log_file || o->sarif_file || o->supp)
+	if ((!cli_quiet && stacks_shown(t, o)) || o->xml_file || o->log_file || o->sarif_file || o->supp)
 		cli_resolve(t, &res);
 	if (o->supp) /* memcheck's stacks: num-callers frames, below main too */
 		rt_supp_apply(o->supp, t, &o->leaks.stack);
