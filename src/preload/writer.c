@@ -321,21 +321,24 @@ static uint64_t grow_step(uint64_t ready)
 	return n;
 }
 
+/* Disk blocks for [off, off + len), SIGXFSZ held back: 0 or the error. */
+static int falloc(int fd, uint64_t off, uint64_t len)
+{
+	xfsz_hold h;
+	xfsz_hold_on(&h);
+	int err = posix_fallocate(fd, (off_t)off, (off_t)len);
+	xfsz_hold_off(&h);
+	return err;
+}
+
 /* Reserves disk blocks for chunks [ready, ready + *n), halving *n down to
  * one chunk while the disk has no room, so a nearly full disk loses as
  * little as possible. Returns 0 or the error. */
 static int reserve(int fd, uint64_t ready, uint64_t *n)
 {
-	xfsz_hold h;
 	int err;
-	xfsz_hold_on(&h);
-	for (;;) {
-		err = posix_fallocate(fd, (off_t)(HDR_SIZE + ready * CHUNK_SIZE), (off_t)(*n * CHUNK_SIZE));
-		if (err != ENOSPC || *n == 1)
-			break;
+	while ((err = falloc(fd, HDR_SIZE + ready * CHUNK_SIZE, *n * CHUNK_SIZE)) == ENOSPC && *n > 1)
 		*n /= 2;
-	}
-	xfsz_hold_off(&h);
 	return err;
 }
 
@@ -355,10 +358,7 @@ _Static_assert(FIRST_PART - CHUNK_HDR >= 8400 && FIRST_PART < CHUNK_SIZE && FIRS
 
 static int reserve_first(int fd, uint32_t upto)
 {
-	xfsz_hold h;
-	xfsz_hold_on(&h);
-	int err = posix_fallocate(fd, (off_t)(HDR_SIZE + first_reserved), (off_t)(upto - first_reserved));
-	xfsz_hold_off(&h);
+	int err = falloc(fd, HDR_SIZE + first_reserved, upto - first_reserved);
 	if (!err)
 		first_reserved = upto;
 	return err;
@@ -533,13 +533,11 @@ static void chunk_left(void)
 uint8_t *rt_reserve_slow(size_t n)
 {
 	tls_check_gen();
+	/* a forked child's first record: its file and preamble first, whose
+	 * chunk this record then goes on in when it fits */
+	if (RT_UNLIKELY(atomic_load_explicit(&open_pending, memory_order_acquire)) && !rt_t.chunk && open_late())
+		return NULL;
 	if (RT_UNLIKELY(!rt_t.chunk || rt_t.used + n > CHUNK_SIZE - CHUNK_HDR)) {
-		if (RT_UNLIKELY(atomic_load_explicit(&open_pending, memory_order_acquire)) && !rt_t.chunk) {
-			if (open_late())
-				return NULL;
-			if (rt_t.chunk && rt_t.used + n <= CHUNK_SIZE - CHUNK_HDR) /* after the preamble */
-				return rt_t.used + n <= rt_t.cap ? rt_t.chunk + CHUNK_HDR + rt_t.used : first_rest();
-		}
 		if (rt_t.chunk)
 			chunk_left();
 		rt_t.chunk = chunk_new();
