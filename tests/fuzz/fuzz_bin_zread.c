@@ -121,22 +121,27 @@ static void calls_as_rows(rt_bin_zc *z, const uint8_t *src, size_t len, uint32_t
 		bool ok = rt_bin_zc_decode_calls(z, src, len, coding, dst, n, &calls, why, sizeof why);
 		check(ok == ok_rows && !strcmp(why, why_rows), "the reader's decoder and the rows disagree");
 		for (size_t k = 0; ok && k < calls.n; k++) {
-			const rt_bin_zcall *c = &calls.v[k];
-			check(c->at < c->end && c->end <= n && (k == 0 || c->at >= calls.v[k - 1].end), "a kept call's place");
+			/* a raw model call (bin_zchunk.h): its delta in timestamp_us,
+			 * its resource id in res_type */
+			const rt_call *c = &calls.v[k];
+			const uint32_t *at = calls.at[k];
+			check(at[0] < at[1] && at[1] <= n && (k == 0 || at[0] >= calls.at[k - 1][1]), "a kept call's place");
+			check(c->args == RT_NONE && c->flags == 0 && (c->kind == RT_TF_CALL_ALLOC || c->size == 0) &&
+			      c->res_type >= 1 && c->res_type <= RT_TF_MAX_RES, "a kept call's fields");
 			uint8_t row[128], *o = row;
 			*o++ = RT_REC_CALL;
-			o = rt_put_varint(rt_put_varint(o, c->index), c->dt);
+			o = rt_put_varint(rt_put_varint(o, c->index), c->timestamp_us);
 			*o++ = c->kind;
-			o = rt_put_varint(rt_put_varint(rt_put_varint(o, c->fn), c->res), c->addr);
+			o = rt_put_varint(rt_put_varint(rt_put_varint(o, c->fn), c->res_type), c->res_id);
 			if (c->kind == RT_TF_CALL_ALLOC)
 				o = rt_put_varint(o, c->size);
-			o = rt_put_varint(rt_put_varint(o, c->bt), c->ctx);
-			check((size_t)(o - row) == c->end - c->at && !memcmp(rows + c->at, row, c->end - c->at), "a kept call is not its row");
-			memset(gap + c->at, 1, c->end - c->at);
+			o = rt_put_varint(rt_put_varint(o, c->bt), c->context);
+			check((size_t)(o - row) == at[1] - at[0] && !memcmp(rows + at[0], row, at[1] - at[0]), "a kept call is not its row");
+			memset(gap + at[0], 1, at[1] - at[0]);
 		}
 		for (size_t i = 0; ok && i < n; i++)
 			check(gap[i] || dst[i] == rows[i], "the reader's decoder changed a row");
-		free(calls.v);
+		rt_bin_zcalls_free(&calls);
 		free(dst);
 		free(gap);
 	}

@@ -2300,7 +2300,8 @@ static void threads_read_as_one(void **state)
 
 /* The read of buf (len bytes) by on_call and by on_calls, with 1 and
  * 3 threads: the same calls, stacks, warnings (after the same calls)
- * and error; the batches hold up to RT_BIN_BATCH calls. */
+ * and error; the batches hold up to RT_BIN_BATCH calls, or a frame's
+ * run of more by pointer (rt_bin_take_calls). */
 static void same_by_batches(const uint8_t *buf, size_t len)
 {
 	for (unsigned j = 1; j <= 3; j += 2) {
@@ -2392,6 +2393,107 @@ static void batches_read_as_calls(void **state)
 	be_free(&bf.f);
 }
 
+/* --- a frame's calls handed over by pointer (rt_bin_take_calls) --- */
+
+enum { BY_POINTER_CALLS = 12000 };
+
+/* One thread, frames of ~3000 calls with times, new stacks between
+ * runs of calls, the empty stack, a second resource; at call `bad`
+ * (0: none) what breaks the read: 1 an undefined function, 2 an
+ * undefined stack, 3 a stack defined again otherwise. */
+static void pointer_trace(bfile *bf, int what, uint64_t bad)
+{
+	bthread a;
+	bf_init(bf, 65536, 4242);
+	a = bf_thread(100);
+	preamble(bf, &a, RT_TF_PROC_TIMESTAMPS);
+	enc_resource(bf, &a, 2, "fd", "file descriptor", 0);
+	uint64_t stack[2] = {0x400100, 0x400300}, bt = 1, x = 5;
+	enc_bt(bf, &a, bt, 2, stack);
+	for (uint64_t i = 1; i <= BY_POINTER_CALLS; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		if (i % 700 == 0) { /* a new stack between two runs */
+			stack[0] += 16;
+			enc_bt(bf, &a, ++bt, 2, stack);
+		}
+		if (i == bad && what == 3)
+			enc_bt(bf, &a, 1, 1, stack);
+		uint64_t fn = i == bad && what == 1 ? 77 : 0, use = i == bad && what == 2 ? 999 : (x >> 40) % 9 ? bt : 0;
+		uint64_t dt = (x >> 20) % 50 ? 0 : 4000000, res = (x >> 30) % 97 ? 1 : 2;
+		if (i > 1 && (x >> 10) % 2)
+			enc_call(bf, &a, i, dt, FREE, fn ? fn : FN_FREE, res, 0x1000 + (i - 1) * 16, 0, use, 0);
+		else
+			enc_call(bf, &a, i, dt, ALLOC, fn ? fn : FN_MALLOC, res, 0x1000 + i * 16, (x >> 33) % 3000, use, (x >> 50) % 3);
+	}
+	bf_finish(bf);
+}
+
+/* The container's calls by on_call and by on_calls (1 and 3 threads),
+ * field by field, and the same error; returns the longest batch. */
+static size_t same_by_pointer(const uint8_t *zb, size_t zlen)
+{
+	rt_trace *t1 = rt_trace_new();
+	seen s1 = {0};
+	rt_read_opts o1 = {0, on_call, on_warn, &s1};
+	rt_diag e1 = {0};
+	int rc1 = rt_bin_read_mem(t1, zb, zlen, "f", &o1, NULL, &e1);
+	size_t most = 0;
+	for (unsigned j = 1; j <= 3; j += 2) {
+		rt_trace *t = rt_trace_new();
+		seen sb = {0};
+		rt_read_opts ob = {0, on_call, on_warn, &sb, j, on_calls};
+		rt_diag eb = {0};
+		assert_int_equal(rt_bin_read_mem(t, zb, zlen, "f", &ob, NULL, &eb), rc1);
+		assert_string_equal(e1.msg, eb.msg);
+		assert_int_equal(s1.nwarn, sb.nwarn);
+		same_calls(t1, &s1, t, &sb);
+		uint64_t u1 = 0, ub = 0;
+		assert_int_equal(rt_trace_last_timestamp(t1, &u1), rt_trace_last_timestamp(t, &ub));
+		assert_int_equal(u1, ub);
+		most = sb.most > most ? sb.most : most;
+		rt_trace_free(t);
+		seen_free(&sb);
+	}
+	rt_trace_free(t1);
+	seen_free(&s1);
+	return most;
+}
+
+/* The runs of a frame's plain calls reach on_calls by pointer, in
+ * place, more than a batch's RT_BIN_BATCH at a time, as on_call gets
+ * them one by one (their ids, times, resources), on the whole trace,
+ * one cut anywhere, and one whose ids break the read inside a frame:
+ * there the calls before it are handed over, then the message is the
+ * record at a time path's. */
+static void runs_by_pointer(void **state)
+{
+	(void)state;
+	for (int what = 0; what <= 3; what++) {
+		bfile bf;
+		pointer_trace(&bf, what, what ? 5001 + (uint64_t)what : 0);
+		size_t zlen;
+		uint8_t *zb = compress_bf(&bf, &zlen);
+		size_t most = same_by_pointer(zb, zlen);
+		if (what == 0) {
+			assert_true(most > 256); /* a run, not a batch */
+			for (int k = 1; k < 6; k++)
+				same_by_pointer(zb, zlen * (size_t)k / 6 + (size_t)k);
+		} else {
+			rt_trace *t = rt_trace_new();
+			seen sv = {0};
+			rt_read_opts o = {0, on_call, on_warn, &sv, 1, on_calls};
+			rt_diag e = {0};
+			assert_int_equal(rt_bin_read_mem(t, zb, zlen, "f", &o, NULL, &e), -1);
+			assert_non_null(strstr(e.msg, what == 3 ? "to be defined once" : "before this CALL record"));
+			assert_int_equal(sv.n, 5000 + (uint64_t)what); /* those before it */
+			rt_trace_free(t);
+			seen_free(&sv);
+		}
+		free(zb);
+		be_free(&bf.f);
+	}
+}
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
@@ -2444,6 +2546,7 @@ int main(void)
 		cmocka_unit_test(bad_columns_fail_before_their_calls),
 		cmocka_unit_test(threads_read_as_one),
 		cmocka_unit_test(batches_read_as_calls),
+		cmocka_unit_test(runs_by_pointer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -251,21 +251,27 @@ static void test_endless_varint(void **state)
 	rt_bin_zc_free(z);
 }
 
-/* A kept call's row, as the tracer writes it. */
-static size_t call_row(const rt_bin_zcall *c, uint8_t *o)
+/* A kept call's row, as the tracer writes it: the raw model call of
+ * bin_zchunk.h (its time delta in timestamp_us, its resource id in
+ * res_type, the trace's function and stack ids). */
+static size_t call_row(const rt_call *c, uint8_t *o)
 {
 	uint8_t *p = o;
+	assert_int_equal(c->args, RT_NONE);
+	assert_int_equal(c->flags, 0);
 	*p++ = RT_REC_CALL;
 	p = rt_put_varint(p, c->index);
-	p = rt_put_varint(p, c->dt);
+	p = rt_put_varint(p, c->timestamp_us);
 	*p++ = c->kind;
 	p = rt_put_varint(p, c->fn);
-	p = rt_put_varint(p, c->res);
-	p = rt_put_varint(p, c->addr);
+	p = rt_put_varint(p, c->res_type);
+	p = rt_put_varint(p, c->res_id);
 	if (c->kind == RT_TF_CALL_ALLOC)
 		p = rt_put_varint(p, c->size);
+	else
+		assert_int_equal(c->size, 0);
 	p = rt_put_varint(p, c->bt);
-	p = rt_put_varint(p, c->ctx);
+	p = rt_put_varint(p, c->context);
 	return (size_t)(p - o);
 }
 
@@ -290,13 +296,14 @@ static size_t same_as_rows(rt_bin_zc *z, const uint8_t *frame, size_t zlen, uint
 		uint8_t *gap = calloc(1, n + 1), row[128];
 		size_t at = 0;
 		for (size_t k = 0; k < calls[exact].n; k++) {
-			const rt_bin_zcall *c = &calls[exact].v[k];
+			const rt_call *c = &calls[exact].v[k];
+			const uint32_t *pl = calls[exact].at[k];
 			size_t len = call_row(c, row);
-			assert_true(c->at >= at && c->end == c->at + len && c->end <= n);
-			if (memcmp(rows + c->at, row, len))
-				fail_msg("call %zu (index %llu) is not its row at %u", k, (unsigned long long)c->index, c->at);
-			memset(gap + c->at, 1, len);
-			at = c->end;
+			assert_true(pl[0] >= at && pl[1] == pl[0] + len && pl[1] <= n);
+			if (memcmp(rows + pl[0], row, len))
+				fail_msg("call %zu (index %llu) is not its row at %u", k, (unsigned long long)c->index, pl[0]);
+			memset(gap + pl[0], 1, len);
+			at = pl[1];
 		}
 		for (size_t i = 0; i < n; i++)
 			if (!gap[i] && dst[exact][i] != rows[i])
@@ -307,15 +314,16 @@ static size_t same_as_rows(rt_bin_zc *z, const uint8_t *frame, size_t zlen, uint
 	if (ok_rows) {
 		assert_int_equal(calls[0].n, calls[1].n);
 		for (size_t k = 0; k < calls[0].n; k++) {
-			const rt_bin_zcall *a = &calls[0].v[k], *b = &calls[1].v[k];
-			uint64_t fa[] = {a->index, a->dt, a->fn, a->res, a->addr, a->size, a->bt, a->ctx, a->at, a->end, a->kind};
-			uint64_t fb[] = {b->index, b->dt, b->fn, b->res, b->addr, b->size, b->bt, b->ctx, b->at, b->end, b->kind};
+			const rt_call *a = &calls[0].v[k], *b = &calls[1].v[k];
+			const uint32_t *pa = calls[0].at[k], *pb = calls[1].at[k];
+			uint64_t fa[] = {a->index, a->timestamp_us, a->fn, a->res_type, a->res_id, a->size, a->bt, a->context, pa[0], pa[1], a->kind};
+			uint64_t fb[] = {b->index, b->timestamp_us, b->fn, b->res_type, b->res_id, b->size, b->bt, b->context, pb[0], pb[1], b->kind};
 			assert_memory_equal(fa, fb, sizeof fa);
 		}
 	}
 	size_t kept = ok_rows ? calls[0].n : 0;
-	free(calls[0].v);
-	free(calls[1].v);
+	rt_bin_zcalls_free(&calls[0]);
+	rt_bin_zcalls_free(&calls[1]);
 	free(rows);
 	free(dst[0]);
 	free(dst[1]);

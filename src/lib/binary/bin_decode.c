@@ -164,6 +164,37 @@ void rt_bin_idmap_put(idmap *m, uint64_t key, uint32_t val)
 	}
 	s->val = val;
 }
+/* Puts id's value in f too when id is not far past the ids defined
+ * (n of them): the flat array stays within a few times the map's size. */
+static void flat_put(idflat *f, size_t n, uint64_t id, uint32_t val)
+{
+	if (id >= f->n) {
+		if (id >= 4 * (uint64_t)n + 65536)
+			return;
+		size_t old = f->n, cap = old ? old : 1024;
+		while (cap <= id)
+			cap *= 2;
+		f->v = rt_xrealloc(f->v, cap * sizeof *f->v);
+		memset(f->v + old, 0, (cap - old) * sizeof *f->v);
+		f->n = cap;
+	}
+	f->v[id] = val + 1;
+}
+
+/* id's value through the flat array, else the map; false when it has
+ * none. */
+static inline bool id_get(const idmap *m, const idflat *f, uint64_t id, uint32_t *v)
+{
+	if (id < f->n && f->v[id]) {
+		*v = f->v[id] - 1;
+		return true;
+	}
+	const uint32_t *p = rt_bin_idmap_get(m, id); /* an id put before f grew past it */
+	if (p)
+		*v = *p;
+	return p != NULL;
+}
+
 /* --- module set --- */
 
 static size_t mod_hash(const char *path, uint64_t from, uint64_t to)
@@ -451,6 +482,7 @@ static bool rec_function(rd *r, stream *s)
 	if (had && *had != str)
 		return redefined(r, s, "function", id);
 	rt_bin_idmap_put(&r->fns, id, str);
+	flat_put(&r->fnflat, r->fns.n, id, str);
 	return true;
 }
 
@@ -494,6 +526,7 @@ static bool rec_bt(rd *r, stream *s)
 	if (had && *had != bt)
 		return redefined(r, s, "backtrace", id);
 	rt_bin_idmap_put(&r->bts, id, bt);
+	flat_put(&r->btflat, r->bts.n, id, bt);
 	return true;
 }
 
@@ -511,8 +544,14 @@ static inline __attribute__((always_inline)) bool index_ok(rd *r, stream *s, uin
 	return true;
 }
 
+/* A CALL record's fields. */
+typedef struct cfields {
+	uint64_t index, dt, fn, res, addr, size, bt, ctx;
+	uint8_t kind;
+} cfields;
+
 /* The CALL's fields, read: s's head. */
-static inline __attribute__((always_inline)) bool set_head(rd *r, stream *s, const rt_bin_zcall *f, uint64_t dropped)
+static inline __attribute__((always_inline)) bool set_head(rd *r, stream *s, const cfields *f, uint64_t dropped)
 {
 	head *h = &s->h;
 	if (f->ctx > UINT32_MAX)
@@ -539,7 +578,7 @@ static inline __attribute__((always_inline)) bool set_head(rd *r, stream *s, con
  * The record's offset is taken from s->rec when an error needs it. */
 static inline __attribute__((always_inline)) bool call_fields_at(rd *r, stream *s, bool room)
 {
-	rt_bin_zcall f;
+	cfields f;
 	uint64_t dropped = 0;
 	f.size = 0;
 	uint8_t kind = 0;
@@ -866,13 +905,49 @@ static const rec_fn handlers[] = {
 _Static_assert(sizeof handlers / sizeof *handlers == RT_REC_KINDS,
 	       "a reader for every record kind of format/trace_format.h");
 
-bool rt_bin_take_call(rd *r, stream *s, const rt_bin_zcall *c)
+/* Past the frame's call s->zc.v[s->zci], whose row starts at s->p. */
+static inline void zskip(stream *s)
 {
+	const uint32_t *at = s->zc.at[s->zci++];
+	s->p += at[1] - at[0];
+	s->znext = s->zci < s->zc.n ? s->zbuf + RT_TF_CHUNK_HEADER + s->zc.at[s->zci][0] : NULL;
+}
+
+bool rt_bin_take_call(rd *r, stream *s)
+{
+	const rt_call *c = &s->zc.v[s->zci];
 	s->rec = s->p;
 	s->type = RT_REC_CALL;
 	r->stats.lines++;
-	s->p += c->end - c->at;
-	return index_ok(r, s, c->index) && set_head(r, s, c, 0);
+	zskip(s);
+	if (!index_ok(r, s, c->index))
+		return false;
+	head *h = &s->h;
+	h->c = (rt_call){.index = c->index, .res_id = c->res_id, .size = c->size, .context = c->context,
+			 .bt = RT_NONE, .args = RT_NONE, .kind = c->kind};
+	h->fn = c->fn;
+	h->res = c->res_type;
+	h->bt = c->bt;
+	h->rec = s->rec;
+	h->dropped = 0;
+	h->ns = s->ns += c->timestamp_us; /* the raw call's delta */
+	s->last_index = c->index;
+	s->has_head = true;
+	return true;
+}
+
+bool rt_bin_zhead(rd *r, stream *s)
+{
+	s->rec = s->p;
+	s->type = RT_REC_CALL;
+	uint64_t index = s->zc.v[s->zci].index;
+	if (!index_ok(r, s, index)) {
+		r->stats.lines++; /* as rt_bin_take_call counts it */
+		return false;
+	}
+	s->h.c.index = index;
+	s->has_head = s->hz = true;
+	return true;
 }
 
 bool rt_bin_read_record(rd *r, stream *s)
@@ -929,59 +1004,66 @@ static bool time_of_day_us(rd *r, uint64_t ns, uint64_t *us)
 	return true;
 }
 
-/* The call's time: process start plus the thread's deltas so far. The
- * tracer's clock is CLOCK_MONOTONIC_COARSE (a 4 ms tick): most calls
- * have the time of the call before them, which is kept (the divisions
- * were a quarter of rt_bin_call_of's time). */
-static void stamp(rd *r, uint64_t ns, rt_call *c)
+/* The call's time: process start plus the thread's deltas so far, into
+ * *us; its flags (RT_CALL_HAS_TIMESTAMP, or 0 when the trace has no
+ * times or this one is no date). The tracer's clock is
+ * CLOCK_MONOTONIC_COARSE (a 4 ms tick): most calls have the time of the
+ * call before them, which is kept (the divisions were a quarter of
+ * rt_bin_call_of's time). */
+static uint8_t stamp_of(rd *r, uint64_t ns, uint64_t *us)
 {
+	*us = 0;
 	if (!r->timestamps)
-		return;
+		return 0;
 	if (!r->stamp_ok || ns != r->stamp_ns) {
-		uint64_t us;
-		if (!time_of_day_us(r, ns, &us))
-			return;
+		uint64_t day;
+		if (!time_of_day_us(r, ns, &day))
+			return 0;
 		r->stamp_ok = true;
 		r->stamp_ns = ns;
-		r->stamp_us = us;
+		r->stamp_us = day;
 	}
-	c->timestamp_us = r->stamp_us;
-	c->flags |= RT_CALL_HAS_TIMESTAMP;
+	*us = r->stamp_us;
+	return RT_CALL_HAS_TIMESTAMP;
 }
 
-/* m's value of id through the cache c of n slots, or NULL. A call's
- * function and stack are mostly among the last few hundred seen (churn:
- * every look-up hits; python3: 9 in 10), and the cache's slot is found
- * without the map's hash: 6% of `rtrace heap`'s time before. */
-static const uint32_t *cached_id(const idmap *m, idcache_slot *c, size_t n, uint64_t id)
+static void stamp(rd *r, uint64_t ns, rt_call *c)
 {
-	idcache_slot *e = &c[id & (n - 1)];
-	if (e->key1 == id + 1 && e->key1)
-		return &e->val;
-	const uint32_t *v = rt_bin_idmap_get(m, id);
-	if (v)
-		*e = (idcache_slot){id + 1, *v};
-	return v;
+	uint64_t us;
+	uint8_t f = stamp_of(r, ns, &us);
+	if (f) {
+		c->timestamp_us = us;
+		c->flags |= f;
+	}
+}
+
+/* The model's backtrace of stack id bt (0: the empty stack, interned
+ * when first needed, as the text reader does); false when none. */
+static inline bool bt_of(rd *r, uint64_t bt, uint32_t *v)
+{
+	if (id_get(&r->bts, &r->btflat, bt, v))
+		return true;
+	if (bt)
+		return false;
+	*v = rt_trace_intern_bt(r->t, NULL, 0);
+	flat_put(&r->btflat, r->bts.n, 0, *v);
+	return true;
 }
 
 /* The head's function, resource and backtrace ids in model terms. */
 static bool resolve(rd *r, const stream *s, rt_call *c)
 {
 	const head *h = &s->h;
-	const uint32_t *fn = cached_id(&r->fns, r->fn_cache, RT_BIN_FN_CACHE, h->fn), *bt;
-	if (!fn)
+	uint32_t fn, bt;
+	if (!id_get(&r->fns, &r->fnflat, h->fn, &fn))
 		return rt_bin_bad(r, head_off(r, s), "expected a FUNCTION record defining function id %" PRIu64 " before this CALL record", h->fn);
 	if (h->res < 1 || h->res > RT_MAX_RESOURCES || !r->res[h->res])
 		return rt_bin_bad(r, head_off(r, s), "expected a RESOURCE record defining resource id %" PRIu64 " before this CALL record", h->res);
-	c->fn = *fn;
+	c->fn = fn;
 	c->res_type = r->res[h->res];
-	if (!h->bt) {
-		c->bt = rt_trace_intern_bt(r->t, NULL, 0); /* as the text reader does */
-		return true;
-	}
-	if (!(bt = cached_id(&r->bts, r->bt_cache, RT_BIN_BT_CACHE, h->bt)))
+	if (!bt_of(r, h->bt, &bt))
 		return rt_bin_bad(r, head_off(r, s), "expected a BT record defining backtrace id %" PRIu64 " before this CALL record", h->bt);
-	c->bt = *bt;
+	c->bt = bt;
 	return true;
 }
 
@@ -993,64 +1075,117 @@ void rt_bin_flush(rd *r)
 		r->o->on_calls(r->o->ctx, r->t, r->batch, n);
 }
 
-/* The batch path of a stream's run (bin_merge.c): the plain CALLs of its
- * frame that follow, straight from the columns into r->batch, each as
- * rt_bin_take_call, rt_bin_call_of and the delivery make it, without
- * the head in between (those were ~180 of the reader's ~420 instructions
- * a call on churn). It stops before a call at or past limit (another
- * stream's turn), before any other record, and before a call those would
- * fail on (index, context, an id not defined): they take the record at
- * a time path, which says what is wrong. Returns the calls taken. */
+/* A raw frame call's function and stack ids that the flat arrays do not
+ * hold (ids far apart, the empty stack before it is interned), as
+ * values + 1, the function's in the low half; 0 when one is not
+ * defined. */
+static __attribute__((noinline)) uint64_t slow_ids(rd *r, uint32_t f, uint32_t b)
+{
+	uint32_t fn, bt;
+	if (!id_get(&r->fns, &r->fnflat, f, &fn) || !bt_of(r, b, &bt))
+		return 0;
+	return (uint64_t)(fn + 1) | (uint64_t)(bt + 1) << 32;
+}
+
+/* The batch path of a stream's run (bin_merge.c): its head and the plain
+ * CALLs of its frame that follow, made model calls where the decoder
+ * (a worker) wrote them (bin_zchunk.h: their ids and times put in) and
+ * handed to on_calls by pointer: no head in between, no copy into
+ * r->batch (churn: 99 instructions a call in the loop that copied them,
+ * 20 in this one). It stops before a call at or past limit (another
+ * stream's turn; the head is the merge's choice), before any other
+ * record, and before a call those would fail on (index, an id not
+ * defined), which it leaves as it is: they take the record at a time
+ * path, which says what is wrong. Returns the calls handed over. */
+/* The ids and times of the raw calls v[0..n) put in (fix_call's work,
+ * without its branches on the flat arrays' sizes); returns how many,
+ * stopping before one with an id not defined. *ns: the thread's time. */
+static size_t fix_calls(rd *r, rt_call *v, size_t n, uint64_t *ns)
+{
+	const uint32_t *fnv = r->fnflat.v, *btv = r->btflat.v;
+	size_t nfn = r->fnflat.n, nbt = r->btflat.n, k;
+	uint64_t t = *ns, tns = t + v[0].timestamp_us, tus;
+	uint8_t res[RT_MAX_RESOURCES + 1], tfl = stamp_of(r, tns, &tus);
+	/* in locals, not through r: the stores into the calls may alias it
+	 * for the compiler */
+	memcpy(res, r->res, sizeof res);
+	for (k = 0; k < n; k++) {
+		rt_call *c = &v[k];
+		uint32_t f = c->fn, b = c->bt, fn, bt;
+		uint8_t rt = res[c->res_type];
+		if (!rt)
+			break;
+		if (!(f < nfn && (fn = fnv[f])) || !(b < nbt && (bt = btv[b]))) {
+			uint64_t both = slow_ids(r, f, b);
+			if (!both)
+				break;
+			fn = (uint32_t)both, bt = (uint32_t)(both >> 32);
+			fnv = r->fnflat.v, btv = r->btflat.v, nfn = r->fnflat.n, nbt = r->btflat.n;
+		}
+		t += c->timestamp_us;
+		if (t != tns) { /* stamp's common case: the same time */
+			tns = t;
+			tfl = stamp_of(r, t, &tus);
+		}
+		c->fn = fn - 1;
+		c->bt = bt - 1;
+		c->res_type = rt;
+		c->timestamp_us = tus;
+		c->flags = tfl;
+	}
+	*ns = t;
+	return k;
+}
+
 size_t rt_bin_take_calls(rd *r, stream *s, uint64_t limit)
 {
-	const uint8_t *rows = s->zbuf + RT_TF_CHUNK_HEADER, *p = s->p;
-	const rt_bin_zcall *v = s->zc.v;
-	size_t i = s->zci, n = s->zc.n, k = 0, nb = r->nbatch;
-	uint64_t last = s->last_index, ns = s->ns;
-	uint32_t no_bt = RT_NONE; /* the empty stack's id, once needed */
-	/* in locals, not through s and r: the stores into the batch may
-	 * alias them for the compiler (12 instructions a call) */
-	for (; i < n && p == rows + v[i].at && p < s->end; i++, k++) {
-		const rt_bin_zcall *c = &v[i];
-		if (c->index <= last || c->index >= limit || c->ctx > UINT32_MAX || c->res < 1 ||
-		    c->res > RT_MAX_RESOURCES || !r->res[c->res])
-			break;
-		const uint32_t *fn = cached_id(&r->fns, r->fn_cache, RT_BIN_FN_CACHE, c->fn), *bt = NULL;
-		if (!fn || (c->bt && !(bt = cached_id(&r->bts, r->bt_cache, RT_BIN_BT_CACHE, c->bt))))
-			break;
-		if (!bt && no_bt == RT_NONE)
-			no_bt = rt_trace_intern_bt(r->t, NULL, 0);
-		rt_call *b = &r->batch[nb];
-		*b = (rt_call){.index = c->index, .res_id = c->addr, .size = c->size, .context = (uint32_t)c->ctx,
-			       .fn = *fn, .bt = bt ? *bt : no_bt, .args = RT_NONE, .kind = c->kind,
-			       .res_type = r->res[c->res]};
-		ns += c->dt;
-		if (r->stamp_ok && ns == r->stamp_ns) { /* stamp's common case, inline */
-			b->timestamp_us = r->stamp_us;
-			b->flags = RT_CALL_HAS_TIMESTAMP;
-		} else
-			stamp(r, ns, b);
-		last = c->index;
-		s->rec = p;
-		p += c->end - c->at;
-		rt_trace_saw_call(r->t, b);
-		if (++nb == RT_BIN_BATCH) {
-			r->nbatch = nb;
-			rt_bin_flush(r);
-			nb = 0;
-		}
+	const uint8_t *rows = s->zbuf + RT_TF_CHUNK_HEADER;
+	rt_call *v = s->zc.v;
+	const uint32_t(*at)[2] = s->zc.at;
+	size_t i = s->zci, i0 = i, n = s->zc.n;
+	uint32_t pos = (uint32_t)(s->p - rows); /* the next row; a BT's ends the run */
+	uint64_t last = s->last_index;
+	if (v[i].index >= limit && v[i].index < UINT64_MAX) /* the head goes: the merge chose it */
+		limit = v[i].index + 1;
+	s->hz = false;
+	for (; i < n && at[i][0] == pos && v[i].index > last && v[i].index < limit; i++) {
+		last = v[i].index;
+		pos = at[i][1];
 	}
-	r->nbatch = nb;
-	s->p = p;
+	size_t k = i > i0 ? fix_calls(r, v + i0, i - i0, &s->ns) : 0;
+	if (!k)
+		return 0;
+	i = i0 + k;
+	last = v[i - 1].index;
+	s->rec = rows + at[i - 1][0];
+	s->p = rows + at[i - 1][1];
 	s->zci = i;
-	s->znext = i < n ? rows + v[i].at : NULL;
-	s->ns = ns;
-	if (k) {
-		s->last_index = s->bound = last;
-		r->delivered = last;
-	}
+	s->znext = i < n ? rows + at[i][0] : NULL;
+	s->last_index = s->bound = last;
+	s->has_head = false;
+	r->delivered = last;
 	r->stats.lines += k;
 	r->stats.calls += k;
+	for (size_t j = i; j-- > i0;) /* the last call with a time */
+		if (v[j].flags & RT_CALL_HAS_TIMESTAMP) {
+			rt_trace_saw_call(r->t, &v[j]);
+			break;
+		}
+	if (k >= RT_BIN_SLICE) {
+		rt_bin_flush(r); /* the calls before them first */
+		r->o->on_calls(r->o->ctx, r->t, v + i0, k);
+		return k;
+	}
+	/* a short run (threads that interleave call by call): into the
+	 * batch, so that on_calls still gets them by hundreds */
+	for (const rt_call *c = v + i0, *e = v + i; c < e;) {
+		size_t m = RT_BIN_BATCH - r->nbatch;
+		m = m < (size_t)(e - c) ? m : (size_t)(e - c);
+		memcpy(r->batch + r->nbatch, c, m * sizeof *c);
+		c += m;
+		if ((r->nbatch += m) == RT_BIN_BATCH)
+			rt_bin_flush(r);
+	}
 	return k;
 }
 

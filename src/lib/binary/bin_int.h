@@ -42,16 +42,15 @@ typedef struct idmap {
 	size_t n, cap;
 } idmap;
 
-/* A direct-mapped cache in front of an idmap for rt_bin_call_of: slot
- * id % size holds id + 1 (0: empty) and its value. Ids never change
- * value (a second, different definition is an error), so an entry
- * never goes stale; fixed arrays, nothing to free. */
-#define RT_BIN_FN_CACHE 64
-#define RT_BIN_BT_CACHE 2048
-typedef struct idcache_slot {
-	uint64_t key1;
-	uint32_t val;
-} idcache_slot;
+/* The same ids below n, directly: v[id] holds the value + 1 (0: not
+ * defined). The tracer numbers functions and stacks from 1 up, so
+ * every id it writes is here and a call's look-up is one load (the
+ * direct-mapped caches before missed one stack in ten on python3);
+ * ids far past the count defined stay in the idmap only. */
+typedef struct idflat {
+	uint32_t *v;
+	size_t n;
+} idflat;
 
 /* Modules already in the model: slots hold the mmap index + 1. */
 typedef struct modset {
@@ -68,8 +67,11 @@ typedef struct head {
 	uint64_t dropped;     /* a release dropped before it (format 1.5), 0: none */
 } head;
 
-/* Calls handed to opts->on_calls at a time (56 bytes each). */
+/* Calls handed to opts->on_calls at a time (56 bytes each), copied
+ * into a batch; a compressed frame's runs of at least RT_BIN_SLICE
+ * calls go by pointer instead (rt_bin_take_calls). */
 #define RT_BIN_BATCH 256
+#define RT_BIN_SLICE 32
 /* At most this many frames of a stream are decoded ahead. */
 #define RT_BIN_ZLOOK 8
 
@@ -99,6 +101,7 @@ typedef struct stream {
 	rt_bin_zcalls zc; /* the frame's plain CALLs, not in zbuf (rt_bin_zc_decode_calls) */
 	size_t zci;       /* the next of them */
 	const uint8_t *znext; /* where its row would be; NULL: none left */
+	bool hz;          /* the head is zc.v[zci], its index alone read (rt_bin_zhead) */
 	/* its next frames queued for the workers (bin_zpar.c): a ring */
 	uint32_t zjob[RT_BIN_ZLOOK];
 	uint64_t zjoff[RT_BIN_ZLOOK];
@@ -125,7 +128,7 @@ typedef struct rd {
 	uint32_t *heap;
 	size_t nheap;
 	idmap fns, bts, ctxs;
-	idcache_slot fn_cache[RT_BIN_FN_CACHE], bt_cache[RT_BIN_BT_CACHE];
+	idflat fnflat, btflat; /* btflat[0]: the empty stack, once interned */
 	uint8_t res[RT_MAX_RESOURCES + 1]; /* resource id -> res_type */
 	modset mods;
 	uint64_t gen, gen_since; /* MAPS records seen; first call index of the last */
@@ -213,14 +216,21 @@ void rt_bin_set_u64(rd *r, const char *key, uint64_t v);
 /* Reads the record at s->p (there is one: s->p < s->end); a CALL or CALLA
  * becomes s->h, with s->has_head set. False with r->diag on an error. */
 bool rt_bin_read_record(rd *r, stream *s);
-/* The plain CALL c of a compressed frame (rt_bin_zc_decode_calls), whose
- * row's place s->p is: as rt_bin_read_record would read its row. */
-bool rt_bin_take_call(rd *r, stream *s, const rt_bin_zcall *c);
+/* The next plain CALL of a compressed frame (s->zc.v[s->zci], whose
+ * row's place s->p is), taken as rt_bin_read_record would read its row:
+ * s's head. */
+bool rt_bin_take_call(rd *r, stream *s);
+/* The same with opts->on_calls: only its index is read (s->hz), for
+ * the merge's order; rt_bin_take_calls hands it over in place. */
+bool rt_bin_zhead(rd *r, stream *s);
 /* The model call of s's head, its ids resolved and its time stamped; false
  * (r->diag) when an id has no definition yet. */
 bool rt_bin_call_of(rd *r, const stream *s, rt_call *c);
-/* With r->batch: s's plain CALLs below limit, after its head was
- * delivered, into the batch; returns how many (bin_decode.c). */
+/* With opts->on_calls and s->hz: s's head and the plain CALLs after it
+ * below limit, their ids and times put in where they are and handed to
+ * on_calls by pointer, after r->batch; returns how many (0: the head's
+ * call has an id not defined: rt_bin_take_call and rt_bin_call_of say
+ * which). bin_decode.c. */
 size_t rt_bin_take_calls(rd *r, stream *s, uint64_t limit);
 /* The calls of r->batch to opts->on_calls, before a warning or at the end. */
 void rt_bin_flush(rd *r);

@@ -358,13 +358,14 @@ static bool zenter(rd *r, stream *s, uint64_t off)
 	s->zc = f.calls;
 	s->zci = 0;
 	s->znext = NULL;
+	s->hz = false;
 	if (!f.ok)
 		return rt_bin_bad(r, off, "expected a frame that decodes to its %" PRIu32 " used bytes: %s", used, f.why);
 	s->chunk = off;
 	s->used_end = off + RT_TF_ZFRAME_HEADER + zlen; /* in the file: the reader's "end" of the chunk */
 	s->p = s->zbuf + RT_TF_CHUNK_HEADER;
 	s->end = s->p + used;
-	s->znext = s->zc.n ? s->p + s->zc.v[0].at : NULL;
+	s->znext = s->zc.n ? s->p + s->zc.at[0][0] : NULL;
 	if (r->zpar)
 		zahead(r, s);
 	return true;
@@ -436,15 +437,13 @@ static const rt_diag *cut_chunk(rd *r, const stream *s)
 	return &r->diag;
 }
 
-/* The record at s->p: a plain CALL of a compressed frame as its fields
- * (where its row is not written), else from the chunk's bytes. */
+/* The record at s->p: a plain CALL of a compressed frame as the decoder
+ * made it (where its row is not written), else from the chunk's bytes. */
 static inline bool next_record(rd *r, stream *s)
 {
 	if (s->p != s->znext)
 		return rt_bin_read_record(r, s);
-	const rt_bin_zcall *c = &s->zc.v[s->zci++];
-	s->znext = s->zci < s->zc.n ? s->zbuf + RT_TF_CHUNK_HEADER + c[1].at : NULL;
-	return rt_bin_take_call(r, s, c);
+	return r->batch ? rt_bin_zhead(r, s) : rt_bin_take_call(r, s);
 }
 
 /* A stream that has read its last chunk gives its decoding buffers back
@@ -453,9 +452,8 @@ static inline bool next_record(rd *r, stream *s)
 static void drop_buffers(stream *s)
 {
 	free(s->zbuf);
-	free(s->zc.v);
+	rt_bin_zcalls_free(&s->zc);
 	s->zbuf = NULL;
-	s->zc = (rt_bin_zcalls){0};
 	s->zcap = s->zci = 0;
 	s->znext = NULL;
 	s->p = s->end = NULL;
@@ -544,9 +542,18 @@ static uint32_t heap_pop(rd *r)
 
 /* The call of s's head to the caller: into the batch (opts->on_calls;
  * handed over when full: one indirect call, and the analysis's loop over
- * the batch, instead of one a call), or to on_call, or into the trace. */
-static bool deliver(rd *r, const stream *s)
+ * the batch, instead of one a call), or to on_call, or into the trace.
+ * A head in a compressed frame (s->hz) goes with the calls after it
+ * below limit, by pointer (rt_bin_take_calls); one whose ids fail is
+ * read as a head, for the message. */
+static bool deliver(rd *r, stream *s, uint64_t limit)
 {
+	if (s->hz) {
+		if (rt_bin_take_calls(r, s, limit))
+			return true;
+		if (!rt_bin_take_call(r, s))
+			return false;
+	}
 	if (r->batch) {
 		rt_call *b = &r->batch[r->nbatch];
 		if (!rt_bin_call_of(r, s, b))
@@ -609,10 +616,8 @@ static int merge(rd *r, rt_diag *err)
 		for (;;) { /* s's run: its calls before every other stream's */
 			if (s->failed)
 				return *err = *s->err, -1;
-			if (!deliver(r, s))
+			if (!deliver(r, s, r->nheap ? key_of(&r->s[r->heap[0]]) : UINT64_MAX))
 				return r->ztrunc ? ztrunc_warn(r, &r->diag) : (*err = r->diag, -1);
-			if (r->batch && s->znext) /* the calls of the run that need no head */
-				rt_bin_take_calls(r, s, r->nheap ? key_of(&r->s[r->heap[0]]) : UINT64_MAX);
 			advance(r, s);
 			if (!s->has_head && !s->failed)
 				break;
@@ -695,7 +700,7 @@ static void rd_free(rd *r)
 		free(r->s[i].tail);
 		free(r->s[i].err);
 		free(r->s[i].zbuf);
-		free(r->s[i].zc.v);
+		rt_bin_zcalls_free(&r->s[i].zc);
 	}
 	rt_bin_zpar_free(r->zpar); /* first: its workers read the trace */
 	free(r->batch);
@@ -709,6 +714,8 @@ static void rd_free(rd *r)
 	free(r->fns.slots);
 	free(r->bts.slots);
 	free(r->ctxs.slots);
+	free(r->fnflat.v);
+	free(r->btflat.v);
 	free(r->mods.slots);
 	free(r->mod_gen);
 	free(r->frames);

@@ -581,9 +581,15 @@ static bool take_addr(rt_bin_zc *z, dec *d, cstate *s, uint8_t kind, uint64_t *a
 	return true;
 }
 
+/* A CALL's or CALLA's fields, as its row has them. */
+typedef struct zfields {
+	uint64_t index, dt, fn, res, addr, size, bt, ctx;
+	uint8_t kind;
+} zfields;
+
 /* A CALL's or CALLA's fields from the columns (size 0 but for an
  * allocation, as the row has none). */
-static inline __attribute__((always_inline)) bool take_call(rt_bin_zc *z, dec *d, cstate *s, rt_bin_zcall *f)
+static inline __attribute__((always_inline)) bool take_call(rt_bin_zc *z, dec *d, cstate *s, zfields *f)
 {
 	uint64_t di, ds = 0;
 	if (d->p[C_KIND] >= d->end[C_KIND])
@@ -600,7 +606,7 @@ static inline __attribute__((always_inline)) bool take_call(rt_bin_zc *z, dec *d
 	return true;
 }
 
-static void put_row(dec *d, uint8_t type, const rt_bin_zcall *f)
+static void put_row(dec *d, uint8_t type, const zfields *f)
 {
 	*d->o++ = type;
 	put_v(d, f->index);
@@ -628,22 +634,40 @@ static inline size_t vlen(uint64_t v)
 }
 
 /* A CALL's row's length: put_row's without writing it. */
-static inline size_t row_len(const rt_bin_zcall *f)
+static inline size_t row_len(const zfields *f)
 {
 	return 2 + vlen(f->index) + vlen(f->dt) + vlen(f->fn) + vlen(f->res) + vlen(f->addr) +
 	       (f->kind == RT_TF_CALL_ALLOC ? vlen(f->size) : 0) + vlen(f->bt) + vlen(f->ctx);
 }
 
-/* A plain CALL kept as fields, with its row's place. */
-static inline void keep_call(dec *d, rt_bin_zcall *f)
+/* Room for one call more in c (its rt_call and its row's place). */
+static inline void calls_room(rt_bin_zcalls *c, size_t n)
+{
+	if (n <= c->cap)
+		return;
+	size_t cap = c->cap;
+	rt_grow((void **)&c->v, &c->cap, n, sizeof *c->v);
+	rt_grow((void **)&c->at, &cap, c->cap, sizeof *c->at);
+}
+
+/* A plain CALL kept as a raw model call (bin_zchunk.h), with its row's
+ * place. */
+static inline void keep_call(dec *d, const zfields *f)
 {
 	rt_bin_zcalls *c = d->calls;
-	if (c->n == c->cap)
-		rt_grow((void **)&c->v, &c->cap, c->n + 1, sizeof *c->v);
-	f->at = (uint32_t)(d->o - d->base);
+	calls_room(c, c->n + 1);
+	c->at[c->n][0] = (uint32_t)(d->o - d->base);
 	d->o += row_len(f);
-	f->end = (uint32_t)(d->o - d->base);
-	c->v[c->n++] = *f;
+	c->at[c->n][1] = (uint32_t)(d->o - d->base);
+	c->v[c->n++] = (rt_call){.index = f->index, .res_id = f->addr, .size = f->size, .timestamp_us = f->dt,
+				 .context = (uint32_t)f->ctx, .fn = (uint32_t)f->fn, .bt = (uint32_t)f->bt,
+				 .args = RT_NONE, .res_type = (uint8_t)f->res, .kind = f->kind};
+}
+
+/* Whether a call's ids fit a model call's fields (rt_bin_zcalls). */
+static inline bool fits(const zfields *f)
+{
+	return !((f->fn | f->bt | f->ctx) >> 32) && f->res - 1 < RT_TF_MAX_RES;
 }
 
 /* A CALL or CALLA record back from the columns: kept as fields when it
@@ -652,13 +676,13 @@ static inline void keep_call(dec *d, rt_bin_zcall *f)
  * their rows), else as its row. */
 static inline __attribute__((always_inline)) bool join_call(rt_bin_zc *z, dec *d, cstate *s, uint8_t type)
 {
-	rt_bin_zcall f;
+	zfields f;
 	if (!take_call(z, d, s, &f))
 		return false;
 	if (d->oend - d->o < 2 + 8 * RT_VARINT_MAX + 8)
 		return fail(d, "the frame decodes to more bytes than its chunk header's used");
 	bool plain = f.kind == RT_TF_CALL_ALLOC || f.kind == RT_TF_CALL_FREE;
-	if (d->calls && !d->rows && plain && type == RT_REC_CALL) {
+	if (d->calls && !d->rows && plain && type == RT_REC_CALL && fits(&f)) {
 		keep_call(d, &f);
 		return true;
 	}
@@ -719,14 +743,31 @@ static inline __attribute__((always_inline)) bool join(rt_bin_zc *z, dec *d)
  * decodes the frame again, for its result or its message: the fast path
  * gives exactly what the join gives, or leaves it to the join. */
 
-/* n varints of a column, into *(uint64_t *)(to + k * stride); false
- * when the column ends early or holds a bad varint. A varint's 8-byte
- * load may reach past its column (into the next one, or unzstd's
- * zeroed slack after the last): what the column ends inside of is found
- * once, at the end, and left to the join. */
-static bool col_fill(const uint8_t **pp, const uint8_t *end, char *to, size_t n, size_t stride)
+/* A column's value into a call's field of width bytes (8, 4 or 1). */
+static inline __attribute__((always_inline)) void put_w(char *to, uint64_t v, int width)
+{
+	if (width == 8) {
+		memcpy(to, &v, 8);
+	} else if (width == 4) {
+		uint32_t x = (uint32_t)v;
+		memcpy(to, &x, 4);
+	} else {
+		*(uint8_t *)to = (uint8_t)v;
+	}
+}
+
+/* n varints of a column, into the fields of width bytes at to + k *
+ * stride (cut to the width: *wide gets the bits of every value of more
+ * than a byte, for the caller's check); false when the column ends
+ * early or holds a bad varint. A varint's 8-byte load may reach past
+ * its column (into the next one, or unzstd's zeroed slack after the
+ * last): what the column ends inside of is found once, at the end, and
+ * left to the join. */
+static inline __attribute__((always_inline)) bool col_fill_w(const uint8_t **pp, const uint8_t *end, char *to,
+							     size_t n, size_t stride, int width, uint64_t *wide)
 {
 	const uint8_t *p = *pp;
+	uint64_t acc = 0;
 	for (size_t k = 0; k < n;) {
 		/* eight values of one byte each at once (ids, masks, most
 		 * deltas: churn's function, resource, stack and context
@@ -734,10 +775,8 @@ static bool col_fill(const uint8_t **pp, const uint8_t *end, char *to, size_t n,
 		uint64_t w;
 		if (k + 8 <= n && p + 8 <= end && !((w = load64(p)) & 0x8080808080808080ull)) {
 #pragma GCC unroll 8
-			for (int j = 0; j < 8; j++) {
-				uint64_t v = (w >> (8 * j)) & 0xff;
-				memcpy(to + (size_t)j * stride, &v, sizeof v);
-			}
+			for (int j = 0; j < 8; j++)
+				put_w(to + (size_t)j * stride, (w >> (8 * j)) & 0xff, width);
 			to += 8 * stride;
 			p += 8;
 			k += 8;
@@ -749,24 +788,40 @@ static bool col_fill(const uint8_t **pp, const uint8_t *end, char *to, size_t n,
 			if (__builtin_expect(!m || p > end, 0))
 				return false; /* over 8 bytes (or past the end): the join's */
 			p += m;
-			memcpy(to, &v, sizeof v);
+			acc |= v;
+			put_w(to, v, width);
 		}
 	}
 	*pp = p;
+	*wide = acc;
 	return p <= end;
 }
 
-#define FIELD(c, f) ((char *)(c) + offsetof(rt_bin_zcall, f))
+static bool col_fill(const uint8_t **pp, const uint8_t *end, char *to, size_t n, size_t stride)
+{
+	uint64_t wide;
+	return col_fill_w(pp, end, to, n, stride, 8, &wide);
+}
+
+/* A column of ids into 32-bit fields: false when one is 2^32 or more
+ * (the join keeps such a call as its row). */
+static bool col_fill32(const uint8_t **pp, const uint8_t *end, char *to, size_t n, size_t stride)
+{
+	uint64_t wide;
+	return col_fill_w(pp, end, to, n, stride, 4, &wide) && !(wide >> 32);
+}
+
+#define FIELD(c, f) ((char *)(c) + offsetof(rt_call, f))
 
 /* The addresses, as take_addr finds them, without a branch on the kind. */
-static bool fast_addr(rt_bin_zc *z, const uint8_t **pp, const uint8_t *end, rt_bin_zcall *c, size_t n)
+static bool fast_addr(rt_bin_zc *z, const uint8_t **pp, const uint8_t *end, rt_call *c, size_t n)
 {
-	if (!col_fill(pp, end, FIELD(c, addr), n, sizeof *c))
+	if (!col_fill(pp, end, FIELD(c, res_id), n, sizeof *c))
 		return false;
 	uint64_t last = 0, bad = 0;
 	uint32_t na = 0;
 	for (size_t k = 0; k < n; k++) {
-		uint64_t v = c[k].addr, back = v / 2, *slot = &z->ring[na % RING];
+		uint64_t v = c[k].res_id, back = v / 2, *slot = &z->ring[na % RING];
 		bool is_free = c[k].kind == RT_TF_CALL_FREE, ref = is_free && !(v & 1), alloc = !is_free;
 		uint64_t addr = last + (uint64_t)rt_unzigzag(is_free ? back : v);
 		if (ref)
@@ -775,13 +830,13 @@ static bool fast_addr(rt_bin_zc *z, const uint8_t **pp, const uint8_t *end, rt_b
 		*slot = alloc ? addr : *slot;
 		last = alloc ? addr : last;
 		na += alloc;
-		c[k].addr = addr;
+		c[k].res_id = addr;
 	}
 	return !bad;
 }
 
 /* The allocations' sizes (the others' 0). */
-static bool fast_size(rt_bin_zc *z, const uint8_t **pp, const uint8_t *end, rt_bin_zcall *c, size_t n, size_t na)
+static bool fast_size(rt_bin_zc *z, const uint8_t **pp, const uint8_t *end, rt_call *c, size_t n, size_t na)
 {
 	if (z->scap < na + 1)
 		rt_grow((void **)&z->sizes, &z->scap, na + 1, sizeof *z->sizes);
@@ -798,19 +853,20 @@ static bool fast_size(rt_bin_zc *z, const uint8_t **pp, const uint8_t *end, rt_b
 	return true;
 }
 
-/* The unchanged columns (delta, fn, res, bt, ctx) whose values may take
- * more than a byte: wide's bits, in that order. */
-enum { W_DT = 1, W_FN = 2, W_RES = 4, W_BT = 8, W_CTX = 16 };
+/* The unchanged columns (delta, fn, bt, ctx) whose values may take
+ * more than a byte: wide's bits, in that order (the resource's is never
+ * wide: a resource id is at most 32). */
+enum { W_DT = 1, W_FN = 2, W_BT = 4, W_CTX = 8 };
 
-/* row_len less its type and kind bytes and the one byte of each
- * unchanged column that is not wide: where every value of a column is
+/* row_len less its type, kind and resource bytes and the one byte of
+ * each unchanged column that is not wide: where every value of a column is
  * one byte (most are), its varint's length is no question, and the
  * table's look-ups were a tenth of the frame's decoding. */
-static inline size_t row_len_wide(const rt_bin_zcall *f, unsigned wide)
+static inline size_t row_len_wide(const rt_call *f, unsigned wide)
 {
-	return vlen(f->index) + vlen(f->addr) + (f->kind == RT_TF_CALL_ALLOC ? vlen(f->size) : 0) +
-	       (wide & W_DT ? vlen(f->dt) : 0) + (wide & W_FN ? vlen(f->fn) : 0) + (wide & W_RES ? vlen(f->res) : 0) +
-	       (wide & W_BT ? vlen(f->bt) : 0) + (wide & W_CTX ? vlen(f->ctx) : 0);
+	return vlen(f->index) + vlen(f->res_id) + (f->kind == RT_TF_CALL_ALLOC ? vlen(f->size) : 0) +
+	       (wide & W_DT ? vlen(f->timestamp_us) : 0) + (wide & W_FN ? vlen(f->fn) : 0) +
+	       (wide & W_BT ? vlen(f->bt) : 0) + (wide & W_CTX ? vlen(f->context) : 0);
 }
 
 /* The records in order: the calls' places, the BT rows written at
@@ -818,14 +874,16 @@ static inline size_t row_len_wide(const rt_bin_zcall *f, unsigned wide)
 static bool fast_walk(dec *d, const uint8_t *type, size_t nt, const uint8_t *bt, const uint8_t *bt_end, size_t n,
 		      unsigned wide)
 {
-	rt_bin_zcall *c = d->calls->v;
-	size_t pos = 0, fixed = 2 + (size_t)(5 - __builtin_popcount(wide));
+	const rt_call *c = d->calls->v;
+	uint32_t(*at)[2] = d->calls->at;
+	size_t pos = 0, fixed = 3 + (size_t)(4 - __builtin_popcount(wide));
 	for (size_t i = 0; i < nt; i++) {
 		if (type[i] == RT_REC_CALL) {
-			c->at = (uint32_t)pos;
+			(*at)[0] = (uint32_t)pos;
 			pos += fixed + row_len_wide(c, wide);
-			c->end = (uint32_t)pos;
+			(*at)[1] = (uint32_t)pos;
 			c++;
+			at++;
 			continue;
 		}
 		const uint8_t *q = bt;
@@ -839,8 +897,38 @@ static bool fast_walk(dec *d, const uint8_t *type, size_t nt, const uint8_t *bt,
 	return pos == n;
 }
 
-/* A frame of CALLs (kinds 1 and 2) and BTs, column by column; false
- * (d->calls->n 0) leaves it to the join. */
+/* The kinds, and the fields no column gives; false on a kind other than
+ * 1 and 2. *na: the allocations. */
+static bool fast_kinds(rt_call *c, const uint8_t *kind, size_t nc, size_t *na)
+{
+	unsigned bad = 0;
+	size_t a = 0;
+	for (size_t k = 0; k < nc; k++) {
+		c[k].kind = kind[k];
+		c[k].args = RT_NONE;
+		c[k].flags = 0;
+		bad |= (uint8_t)(kind[k] - 1) > 1;
+		a += kind[k] == RT_TF_CALL_ALLOC;
+	}
+	*na = a;
+	return !bad;
+}
+
+/* The indices from their deltas; the resource ids checked (1 to 32). */
+static bool fast_index(rt_call *c, size_t nc)
+{
+	uint64_t index = 0;
+	unsigned bad = 0;
+	for (size_t k = 0; k < nc; k++) {
+		c[k].index = index += (uint64_t)rt_unzigzag(c[k].index) + 1;
+		bad |= (uint8_t)(c[k].res_type - 1) >= RT_TF_MAX_RES;
+	}
+	return !bad;
+}
+
+/* A frame of CALLs (kinds 1 and 2) and BTs, column by column, into
+ * model calls (bin_zchunk.h); false (d->calls->n 0) leaves it to the
+ * join. */
 static bool fast(rt_bin_zc *z, dec *d, size_t n)
 {
 	const uint8_t *p[NCOL], *const *end = d->end, *type = d->p[C_TYPE], *kind = d->p[C_KIND];
@@ -854,33 +942,23 @@ static bool fast(rt_bin_zc *z, dec *d, size_t n)
 	if (bad || (size_t)(end[C_KIND] - kind) < nc || nc > (uint32_t)-1)
 		return false;
 	rt_bin_zcalls *cs = d->calls;
-	if (cs->cap < nc + 1) /* not NULL for a frame without calls */
-		rt_grow((void **)&cs->v, &cs->cap, nc + 1, sizeof *cs->v);
-	rt_bin_zcall *c = cs->v;
-	for (size_t k = 0; k < nc; k++) {
-		c[k].kind = kind[k];
-		bad |= (uint8_t)(kind[k] - 1) > 1;
-		na += kind[k] == RT_TF_CALL_ALLOC;
-	}
-	if (bad || !col_fill(&p[C_IDX], end[C_IDX], FIELD(c, index), nc, sizeof *c) ||
+	calls_room(cs, nc + 1); /* not NULL for a frame without calls */
+	rt_call *c = cs->v;
+	if (!fast_kinds(c, kind, nc, &na) || !col_fill(&p[C_IDX], end[C_IDX], FIELD(c, index), nc, sizeof *c) ||
 	    !fast_addr(z, &p[C_ADDR], end[C_ADDR], c, nc) || !fast_size(z, &p[C_SIZE], end[C_SIZE], c, nc, na))
 		return false;
-	static const struct {
-		int col;
-		size_t off;
-	} same[] = {{C_DT, offsetof(rt_bin_zcall, dt)}, {C_FN, offsetof(rt_bin_zcall, fn)},
-		    {C_RES, offsetof(rt_bin_zcall, res)}, {C_BT, offsetof(rt_bin_zcall, bt)},
-		    {C_CTX, offsetof(rt_bin_zcall, ctx)}};
+	uint64_t w;
+	const uint8_t *from[4] = {p[C_DT], p[C_FN], p[C_BT], p[C_CTX]}, *res = p[C_RES];
+	if (!col_fill(&p[C_DT], end[C_DT], FIELD(c, timestamp_us), nc, sizeof *c) ||
+	    !col_fill32(&p[C_FN], end[C_FN], FIELD(c, fn), nc, sizeof *c) ||
+	    !col_fill_w(&p[C_RES], end[C_RES], FIELD(c, res_type), nc, sizeof *c, 1, &w) ||
+	    (size_t)(p[C_RES] - res) != nc || !col_fill32(&p[C_BT], end[C_BT], FIELD(c, bt), nc, sizeof *c) ||
+	    !col_fill32(&p[C_CTX], end[C_CTX], FIELD(c, context), nc, sizeof *c) || !fast_index(c, nc))
+		return false;
+	static const int same[4] = {C_DT, C_FN, C_BT, C_CTX};
 	unsigned wide = 0;
-	for (int i = 0; i < 5; i++) {
-		const uint8_t *from = p[same[i].col];
-		if (!col_fill(&p[same[i].col], end[same[i].col], (char *)c + same[i].off, nc, sizeof *c))
-			return false;
-		wide |= (unsigned)((size_t)(p[same[i].col] - from) != nc) << i; /* a value of more than a byte */
-	}
-	uint64_t index = 0;
-	for (size_t k = 0; k < nc; k++)
-		c[k].index = index += (uint64_t)rt_unzigzag(c[k].index) + 1;
+	for (int i = 0; i < 4; i++) /* a value of more than a byte */
+		wide |= (unsigned)((size_t)(p[same[i]] - from[i]) != nc) << i;
 	if (!fast_walk(d, type, nt, p[C_BTREC], end[C_BTREC], n, wide))
 		return false;
 	cs->n = nc;
@@ -959,6 +1037,13 @@ static bool decode(rt_bin_zc *z, const uint8_t *src, size_t len, uint32_t coding
 		return fail(&d, d.o < dst + n ? "the frame decodes to fewer bytes than its chunk header's used"
 					      : "the frame decodes to more bytes than its chunk header's used");
 	return true;
+}
+
+void rt_bin_zcalls_free(rt_bin_zcalls *c)
+{
+	free(c->v);
+	free(c->at);
+	*c = (rt_bin_zcalls){0};
 }
 
 void rt_bin_zc_set_exact(rt_bin_zc *z, bool exact)

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rtrace/trace.h"
+
 typedef struct rt_bin_zc rt_bin_zc;
 
 #define RT_BIN_ZC_SLACK 128
@@ -29,19 +31,23 @@ size_t rt_bin_zc_encode(rt_bin_zc *z, const uint8_t *rec, size_t n, int level, c
 bool rt_bin_zc_decode(rt_bin_zc *z, const uint8_t *src, size_t len, uint32_t coding, uint8_t *dst,
 		      size_t n, char *why, size_t whylen);
 
-/* A plain CALL record (kind 1 or 2, no arguments) as its columns give
- * it: the reader takes it as it is, with no row written and read again
- * (bin_merge.c). at and end: where its row would be in the records. */
-typedef struct rt_bin_zcall {
-	uint64_t index, dt, fn, res, addr, size, bt, ctx;
-	uint32_t at, end;
-	uint8_t kind;
-} rt_bin_zcall;
-
+/* The plain CALLs of a frame (kind 1 or 2, no arguments, function,
+ * stack and context ids below 2^32, a resource id 1 to 32) as the
+ * reader hands them over: model calls, written here, on the thread that
+ * decodes the frame (a worker: bin_zpar.c), in their final place, so
+ * that the reader only puts its ids in and passes them on by pointer
+ * (bin_decode.c, rt_bin_take_calls). Until then a call is raw: fn and
+ * bt are the trace's ids, res_type its resource id, timestamp_us the
+ * record's time delta (ns), flags 0, args RT_NONE; size 0 for a
+ * release. at[k]: where call k's row would be in the records, [start,
+ * end). */
 typedef struct rt_bin_zcalls {
-	rt_bin_zcall *v;
+	rt_call *v;
+	uint32_t (*at)[2];
 	size_t n, cap;
 } rt_bin_zcalls;
+
+void rt_bin_zcalls_free(rt_bin_zcalls *c);
 
 /* rt_bin_zc_decode, with the same checks and messages, but the plain
  * CALLs go to calls (grown as needed; in record order) instead of dst,

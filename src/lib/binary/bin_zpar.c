@@ -144,7 +144,7 @@ void rt_bin_zpar_free(rt_bin_zpar *p)
 		pthread_join(p->th[i], NULL);
 	for (unsigned i = 0; i < p->nslots; i++) {
 		free(p->slots[i].f.buf);
-		free(p->slots[i].f.calls.v);
+		rt_bin_zcalls_free(&p->slots[i].f.calls);
 	}
 	pthread_cond_destroy(&p->done);
 	pthread_cond_destroy(&p->work);
