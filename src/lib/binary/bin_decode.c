@@ -164,21 +164,29 @@ void rt_bin_idmap_put(idmap *m, uint64_t key, uint32_t val)
 	}
 	s->val = val;
 }
-/* Puts id's value in f too when id is not far past the ids defined
- * (n of them): the flat array stays within a few times the map's size. */
+/* Makes room in f for ids up to id, unless id is far past the ids
+ * defined (n of them): the flat array stays within a few times the
+ * map's size. False when there is none. */
+static bool flat_grow(idflat *f, size_t n, uint64_t id)
+{
+	if (id < f->n)
+		return true;
+	if (id >= 4 * (uint64_t)n + 65536)
+		return false;
+	size_t old = f->n, cap = old ? old : 1024;
+	while (cap <= id)
+		cap *= 2;
+	f->v = rt_xrealloc(f->v, cap * sizeof *f->v);
+	memset(f->v + old, 0, (cap - old) * sizeof *f->v);
+	f->n = cap;
+	return true;
+}
+
+/* Puts id's value in f too, where it has room for it. */
 static void flat_put(idflat *f, size_t n, uint64_t id, uint32_t val)
 {
-	if (id >= f->n) {
-		if (id >= 4 * (uint64_t)n + 65536)
-			return;
-		size_t old = f->n, cap = old ? old : 1024;
-		while (cap <= id)
-			cap *= 2;
-		f->v = rt_xrealloc(f->v, cap * sizeof *f->v);
-		memset(f->v + old, 0, (cap - old) * sizeof *f->v);
-		f->n = cap;
-	}
-	f->v[id] = val + 1;
+	if (flat_grow(f, n, id))
+		f->v[id] = val + 1;
 }
 
 /* id's value through the flat array, else the map; false when it has
@@ -1097,10 +1105,11 @@ static __attribute__((noinline)) uint64_t slow_ids(rd *r, uint32_t f, uint32_t b
  * record, and before a call those would fail on (index, an id not
  * defined), which it leaves as it is: they take the record at a time
  * path, which says what is wrong. Returns the calls handed over. */
-/* The ids and times of the raw calls v[0..n) put in (fix_call's work,
- * without its branches on the flat arrays' sizes); returns how many,
- * stopping before one with an id not defined. *ns: the thread's time. */
-static size_t fix_calls(rd *r, rt_call *v, size_t n, uint64_t *ns)
+/* The ids and times of the raw calls v[0..n) put in; returns how many,
+ * stopping before one with an id not defined. *ns: the thread's time.
+ * wide: an id may be past the flat arrays (else every one is within). */
+static inline __attribute__((always_inline)) size_t fix_calls_at(rd *r, rt_call *v, size_t n, uint64_t *ns,
+								  bool wide)
 {
 	const uint32_t *fnv = r->fnflat.v, *btv = r->btflat.v;
 	size_t nfn = r->fnflat.n, nbt = r->btflat.n, k;
@@ -1111,11 +1120,11 @@ static size_t fix_calls(rd *r, rt_call *v, size_t n, uint64_t *ns)
 	memcpy(res, r->res, sizeof res);
 	for (k = 0; k < n; k++) {
 		rt_call *c = &v[k];
-		uint32_t f = c->fn, b = c->bt, fn, bt;
+		uint32_t f = c->fn, b = c->bt, fn = 0, bt = 0;
 		uint8_t rt = res[c->res_type];
 		if (!rt)
 			break;
-		if (!(f < nfn && (fn = fnv[f])) || !(b < nbt && (bt = btv[b]))) {
+		if (!((!wide || f < nfn) && (fn = fnv[f])) || !((!wide || b < nbt) && (bt = btv[b]))) {
 			uint64_t both = slow_ids(r, f, b);
 			if (!both)
 				break;
@@ -1137,22 +1146,50 @@ static size_t fix_calls(rd *r, rt_call *v, size_t n, uint64_t *ns)
 	return k;
 }
 
+/* fix_calls_at, without a bound check on the flat arrays where the
+ * frame's ids are all within them (the frame says how far they go). */
+static size_t fix_calls(rd *r, const rt_bin_zcalls *z, rt_call *v, size_t n, uint64_t *ns)
+{
+	if (flat_grow(&r->fnflat, r->fns.n, z->fn_or) && flat_grow(&r->btflat, r->bts.n, z->bt_or))
+		return fix_calls_at(r, v, n, ns, false);
+	return fix_calls_at(r, v, n, ns, true);
+}
+
+/* The first of v[from..to) whose index is limit or more (they go up). */
+static size_t index_below(const rt_call *v, size_t from, size_t to, uint64_t limit)
+{
+	while (from < to) {
+		size_t mid = from + (to - from) / 2;
+		if (v[mid].index < limit)
+			from = mid + 1;
+		else
+			to = mid;
+	}
+	return from;
+}
+
 size_t rt_bin_take_calls(rd *r, stream *s, uint64_t limit)
 {
 	const uint8_t *rows = s->zbuf + RT_TF_CHUNK_HEADER;
 	rt_call *v = s->zc.v;
 	const uint32_t(*at)[2] = s->zc.at;
 	size_t i = s->zci, i0 = i, n = s->zc.n;
-	uint32_t pos = (uint32_t)(s->p - rows); /* the next row; a BT's ends the run */
 	uint64_t last = s->last_index;
-	if (v[i].index >= limit && v[i].index < UINT64_MAX) /* the head goes: the merge chose it */
-		limit = v[i].index + 1;
 	s->hz = false;
-	for (; i < n && at[i][0] == pos && v[i].index > last && v[i].index < limit; i++) {
-		last = v[i].index;
-		pos = at[i][1];
+	while (s->zc.runs[s->zrun] <= i)
+		s->zrun++;
+	size_t end = s->zc.runs[s->zrun]; /* the run ends before a row */
+	if (s->zc.sorted) { /* the head's index is checked: the rest go up from it */
+		i = end;
+		if (v[end - 1].index >= limit)
+			i = index_below(v, i0 + 1, end, limit);
+	} else {
+		if (v[i].index >= limit && v[i].index < UINT64_MAX) /* the head goes: the merge chose it */
+			limit = v[i].index + 1;
+		for (; i < end && v[i].index > last && v[i].index < limit; i++)
+			last = v[i].index;
 	}
-	size_t k = i > i0 ? fix_calls(r, v + i0, i - i0, &s->ns) : 0;
+	size_t k = fix_calls(r, &s->zc, v + i0, i - i0, &s->ns);
 	if (!k)
 		return 0;
 	i = i0 + k;

@@ -102,6 +102,7 @@ typedef struct stream {
 	size_t zci;       /* the next of them */
 	const uint8_t *znext; /* where its row would be; NULL: none left */
 	bool hz;          /* the head is zc.v[zci], its index alone read (rt_bin_zhead) */
+	size_t zrun;      /* the run of zc.runs that zci is in */
 	/* its next frames queued for the workers (bin_zpar.c): a ring */
 	uint32_t zjob[RT_BIN_ZLOOK];
 	uint64_t zjoff[RT_BIN_ZLOOK];

@@ -356,7 +356,7 @@ static bool zenter(rd *r, stream *s, uint64_t off)
 	s->zbuf = f.buf;
 	s->zcap = f.cap;
 	s->zc = f.calls;
-	s->zci = 0;
+	s->zci = s->zrun = 0;
 	s->znext = NULL;
 	s->hz = false;
 	if (!f.ok)

@@ -804,11 +804,13 @@ static bool col_fill(const uint8_t **pp, const uint8_t *end, char *to, size_t n,
 }
 
 /* A column of ids into 32-bit fields: false when one is 2^32 or more
- * (the join keeps such a call as its row). */
-static bool col_fill32(const uint8_t **pp, const uint8_t *end, char *to, size_t n, size_t stride)
+ * (the join keeps such a call as its row); *or: every id's bits. */
+static bool col_fill32(const uint8_t **pp, const uint8_t *end, char *to, size_t n, size_t stride, uint32_t *or)
 {
-	uint64_t wide;
-	return col_fill_w(pp, end, to, n, stride, 4, &wide) && !(wide >> 32);
+	uint64_t wide = 0;
+	bool ok = col_fill_w(pp, end, to, n, stride, 4, &wide) && !(wide >> 32);
+	*or = (uint32_t)wide | 0x7f; /* and those of one byte */
+	return ok;
 }
 
 #define FIELD(c, f) ((char *)(c) + offsetof(rt_call, f))
@@ -874,9 +876,11 @@ static inline size_t row_len_wide(const rt_call *f, unsigned wide)
 static bool fast_walk(dec *d, const uint8_t *type, size_t nt, const uint8_t *bt, const uint8_t *bt_end, size_t n,
 		      unsigned wide)
 {
-	const rt_call *c = d->calls->v;
-	uint32_t(*at)[2] = d->calls->at;
+	rt_bin_zcalls *cs = d->calls;
+	const rt_call *c = cs->v;
+	uint32_t(*at)[2] = cs->at;
 	size_t pos = 0, fixed = 3 + (size_t)(4 - __builtin_popcount(wide));
+	cs->nruns = 0;
 	for (size_t i = 0; i < nt; i++) {
 		if (type[i] == RT_REC_CALL) {
 			(*at)[0] = (uint32_t)pos;
@@ -889,11 +893,15 @@ static bool fast_walk(dec *d, const uint8_t *type, size_t nt, const uint8_t *bt,
 		const uint8_t *q = bt;
 		if (!parse_bt(&q, bt_end) || pos > n || (size_t)(q - bt) >= n - pos)
 			return false;
+		uint32_t k = (uint32_t)(c - cs->v);
+		if (k && (!cs->nruns || cs->runs[cs->nruns - 1] != k))
+			RT_PUSH(cs->runs, cs->nruns, cs->cruns, k); /* a run ends before the row */
 		d->base[pos] = RT_REC_BT;
 		memcpy(d->base + pos + 1, bt, (size_t)(q - bt));
 		pos += 1 + (size_t)(q - bt);
 		bt = q;
 	}
+	RT_PUSH(cs->runs, cs->nruns, cs->cruns, (uint32_t)(c - cs->v));
 	return pos == n;
 }
 
@@ -914,15 +922,20 @@ static bool fast_kinds(rt_call *c, const uint8_t *kind, size_t nc, size_t *na)
 	return !bad;
 }
 
-/* The indices from their deltas; the resource ids checked (1 to 32). */
-static bool fast_index(rt_call *c, size_t nc)
+/* The indices from their deltas (*sorted: they go up); the resource
+ * ids checked (1 to 32). */
+static bool fast_index(rt_call *c, size_t nc, bool *sorted)
 {
 	uint64_t index = 0;
-	unsigned bad = 0;
+	unsigned bad = 0, down = 0;
 	for (size_t k = 0; k < nc; k++) {
-		c[k].index = index += (uint64_t)rt_unzigzag(c[k].index) + 1;
+		int64_t d = rt_unzigzag(c[k].index);
+		uint64_t next = index + (uint64_t)d + 1;
+		down |= (k > 0) & ((d < 0) | (next <= index)); /* not above the one before */
+		c[k].index = index = next;
 		bad |= (uint8_t)(c[k].res_type - 1) >= RT_TF_MAX_RES;
 	}
+	*sorted = !down;
 	return !bad;
 }
 
@@ -948,12 +961,14 @@ static bool fast(rt_bin_zc *z, dec *d, size_t n)
 	    !fast_addr(z, &p[C_ADDR], end[C_ADDR], c, nc) || !fast_size(z, &p[C_SIZE], end[C_SIZE], c, nc, na))
 		return false;
 	uint64_t w;
+	uint32_t ctx_or;
 	const uint8_t *from[4] = {p[C_DT], p[C_FN], p[C_BT], p[C_CTX]}, *res = p[C_RES];
 	if (!col_fill(&p[C_DT], end[C_DT], FIELD(c, timestamp_us), nc, sizeof *c) ||
-	    !col_fill32(&p[C_FN], end[C_FN], FIELD(c, fn), nc, sizeof *c) ||
+	    !col_fill32(&p[C_FN], end[C_FN], FIELD(c, fn), nc, sizeof *c, &cs->fn_or) ||
 	    !col_fill_w(&p[C_RES], end[C_RES], FIELD(c, res_type), nc, sizeof *c, 1, &w) ||
-	    (size_t)(p[C_RES] - res) != nc || !col_fill32(&p[C_BT], end[C_BT], FIELD(c, bt), nc, sizeof *c) ||
-	    !col_fill32(&p[C_CTX], end[C_CTX], FIELD(c, context), nc, sizeof *c) || !fast_index(c, nc))
+	    (size_t)(p[C_RES] - res) != nc || !col_fill32(&p[C_BT], end[C_BT], FIELD(c, bt), nc, sizeof *c, &cs->bt_or) ||
+	    !col_fill32(&p[C_CTX], end[C_CTX], FIELD(c, context), nc, sizeof *c, &ctx_or) ||
+	    !fast_index(c, nc, &cs->sorted))
 		return false;
 	static const int same[4] = {C_DT, C_FN, C_BT, C_CTX};
 	unsigned wide = 0;
@@ -1007,6 +1022,26 @@ static bool unzstd(rt_bin_zc *z, dec *d, const uint8_t *src, size_t len, size_t 
 	return true;
 }
 
+/* The frame's runs and what the reader's loop may take for granted
+ * (bin_zchunk.h), in one pass over its calls. */
+static void summarize(rt_bin_zcalls *c)
+{
+	uint32_t fn_or = 0, bt_or = 0;
+	unsigned down = 0;
+	c->nruns = 0;
+	for (size_t k = 0; k < c->n; k++) {
+		fn_or |= c->v[k].fn;
+		bt_or |= c->v[k].bt;
+		if (k && c->at[k][0] != c->at[k - 1][1])
+			RT_PUSH(c->runs, c->nruns, c->cruns, (uint32_t)k);
+		down |= k && c->v[k].index <= c->v[k - 1].index;
+	}
+	RT_PUSH(c->runs, c->nruns, c->cruns, (uint32_t)c->n);
+	c->sorted = !down;
+	c->fn_or = fn_or;
+	c->bt_or = bt_or;
+}
+
 /* Both decoders: calls NULL, rows only. */
 static bool decode(rt_bin_zc *z, const uint8_t *src, size_t len, uint32_t coding, uint8_t *dst, size_t n,
 		   rt_bin_zcalls *calls, char *why, size_t whylen)
@@ -1015,7 +1050,7 @@ static bool decode(rt_bin_zc *z, const uint8_t *src, size_t len, uint32_t coding
 	size_t got;
 	uint32_t c = coding & RT_TF_ZCODING_MASK;
 	if (calls)
-		calls->n = 0;
+		calls->n = calls->nruns = 0;
 	if (c == RT_TF_ZCODING_ZSTD) {
 		if (!unzstd(z, &d, src, len, n, &got))
 			return false;
@@ -1036,6 +1071,8 @@ static bool decode(rt_bin_zc *z, const uint8_t *src, size_t len, uint32_t coding
 	if (d.o != dst + n)
 		return fail(&d, d.o < dst + n ? "the frame decodes to fewer bytes than its chunk header's used"
 					      : "the frame decodes to more bytes than its chunk header's used");
+	if (calls)
+		summarize(calls);
 	return true;
 }
 
@@ -1043,6 +1080,7 @@ void rt_bin_zcalls_free(rt_bin_zcalls *c)
 {
 	free(c->v);
 	free(c->at);
+	free(c->runs);
 	*c = (rt_bin_zcalls){0};
 }
 

@@ -45,6 +45,14 @@ typedef struct rt_bin_zcalls {
 	rt_call *v;
 	uint32_t (*at)[2];
 	size_t n, cap;
+	/* for the reader's loop, found here (on the worker) in one pass:
+	 * runs[j] is the first call of run j + 1, a row (a BT record, ...)
+	 * before it, runs[nruns - 1] = n; sorted: the indices go up; fn_or,
+	 * bt_or: every function and stack id's bits */
+	uint32_t *runs;
+	size_t nruns, cruns;
+	bool sorted;
+	uint32_t fn_or, bt_or;
 } rt_bin_zcalls;
 
 void rt_bin_zcalls_free(rt_bin_zcalls *c);
