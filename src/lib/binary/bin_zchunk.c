@@ -905,20 +905,58 @@ static bool fast_walk(dec *d, const uint8_t *type, size_t nt, const uint8_t *bt,
 	return pos == n;
 }
 
-/* The kinds, and the fields no column gives; false on a kind other than
- * 1 and 2. *na: the allocations. */
+#define ONES 0x0101010101010101ull
+
+/* The kinds, and the fields no column gives (args, and flags 0, in one
+ * store with the kind: the resource byte between them comes after);
+ * false on a kind other than 1 and 2. *na: the allocations. Eight
+ * kinds at a time are checked and counted at once. */
 static bool fast_kinds(rt_call *c, const uint8_t *kind, size_t nc, size_t *na)
 {
-	unsigned bad = 0;
-	size_t a = 0;
-	for (size_t k = 0; k < nc; k++) {
-		c[k].kind = kind[k];
-		c[k].args = RT_NONE;
-		c[k].flags = 0;
+	uint64_t bad = 0, a = 0;
+	size_t k = 0;
+	for (; k + 8 <= nc; k += 8) {
+		uint64_t w = load64(kind + k);
+		bad |= (w & 0xfcfcfcfcfcfcfcfcull) | (~(w | w >> 1) & ONES); /* a byte not 1 or 2 */
+		a += (uint64_t)__builtin_popcountll(w & ONES);
+	}
+	for (; k < nc; k++) {
 		bad |= (uint8_t)(kind[k] - 1) > 1;
 		a += kind[k] == RT_TF_CALL_ALLOC;
 	}
-	*na = a;
+	_Static_assert(offsetof(rt_call, res_type) == offsetof(rt_call, args) + 4 &&
+		       offsetof(rt_call, kind) == offsetof(rt_call, args) + 5 &&
+		       offsetof(rt_call, flags) == offsetof(rt_call, args) + 6 && sizeof(rt_call) >= offsetof(rt_call, args) + 8,
+		       "args, res_type, kind and flags in 8 bytes");
+	for (k = 0; k < nc; k++) {
+		uint64_t w = 0xffffffffull | (uint64_t)kind[k] << 40; /* args RT_NONE, res 0, kind, flags 0 */
+		memcpy((char *)&c[k] + offsetof(rt_call, args), &w, 8);
+	}
+	*na = (size_t)a;
+	return !bad;
+}
+
+/* The records' types: how many CALLs, false on a type other than CALL
+ * and BT; eight at a time where they are all CALLs. */
+static bool fast_types(const uint8_t *type, size_t nt, size_t *nc)
+{
+	size_t i = 0, n = 0;
+	unsigned bad = 0;
+	for (; i + 8 <= nt; i += 8) {
+		if (load64(type + i) == RT_REC_CALL * ONES) {
+			n += 8;
+			continue;
+		}
+		for (size_t j = i; j < i + 8; j++) {
+			n += type[j] == RT_REC_CALL;
+			bad |= type[j] != RT_REC_CALL && type[j] != RT_REC_BT;
+		}
+	}
+	for (; i < nt; i++) {
+		n += type[i] == RT_REC_CALL;
+		bad |= type[i] != RT_REC_CALL && type[i] != RT_REC_BT;
+	}
+	*nc = n;
 	return !bad;
 }
 
@@ -947,12 +985,7 @@ static bool fast(rt_bin_zc *z, dec *d, size_t n)
 	const uint8_t *p[NCOL], *const *end = d->end, *type = d->p[C_TYPE], *kind = d->p[C_KIND];
 	memcpy(p, d->p, sizeof p);
 	size_t nt = (size_t)(end[C_TYPE] - type), nc = 0, na = 0;
-	unsigned bad = 0;
-	for (size_t i = 0; i < nt; i++) {
-		nc += type[i] == RT_REC_CALL;
-		bad |= type[i] != RT_REC_CALL && type[i] != RT_REC_BT;
-	}
-	if (bad || (size_t)(end[C_KIND] - kind) < nc || nc > (uint32_t)-1)
+	if (!fast_types(type, nt, &nc) || (size_t)(end[C_KIND] - kind) < nc || nc > (uint32_t)-1)
 		return false;
 	rt_bin_zcalls *cs = d->calls;
 	calls_room(cs, nc + 1); /* not NULL for a frame without calls */
