@@ -37,7 +37,9 @@ typedef struct rt_read_opts {
 	/* Binary traces: when set, receives the calls by batches instead of
 	 * on_call, in index order, each as on_call would (the trace may hold
 	 * definitions read after it); warnings come between batches, after
-	 * the calls delivered before them. Text traces use on_call: set both. */
+	 * the calls delivered before them. A batch is the reader's memory,
+	 * valid during the call only (a compressed frame's run of calls, in
+	 * place: any length). Text traces use on_call: set both. */
 	void (*on_calls)(void *ctx, rt_trace *t, const rt_call *c, size_t n);
 } rt_read_opts;
 

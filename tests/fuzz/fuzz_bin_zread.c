@@ -14,8 +14,9 @@
  * any bytes), and decoding the input as a frame's payload, of either
  * coding and of the length that byte says, must fail cleanly or give
  * that many bytes; the reader's decoder (rt_bin_zc_decode_calls, column
- * at a time and through the join) must say what the rows say, and give
- * the rows' bytes where it did not keep a call. */
+ * at a time and through the join) must say what the rows say, give the
+ * rows' bytes where it did not keep a call, raw model calls that are
+ * their rows, and runs, order and id bounds that hold. */
 #include "binary/bin_zchunk.h"
 #include "format/trace_format.h"
 #include "format/varint.h"
@@ -107,6 +108,25 @@ static void container(const uint8_t *data, size_t size)
 	free(cut.index);
 }
 
+/* What the decoder says of its calls for the reader's loop (a run ends
+ * where a row comes between two calls; the indices go up when it says
+ * so; every id's bits are in the ors) is true. */
+static void frame_summary(const rt_bin_zcalls *c, bool ok)
+{
+	if (!ok || !c->n)
+		return;
+	size_t r = 0;
+	for (size_t k = 0; k < c->n; k++) {
+		check((c->v[k].fn & ~c->fn_or) == 0 && (c->v[k].bt & ~c->bt_or) == 0, "an id past the frame's bounds");
+		check(!c->sorted || !k || c->v[k].index > c->v[k - 1].index, "a frame said sorted is not");
+		if (k && c->at[k][0] != c->at[k - 1][1]) {
+			check(r < c->nruns && c->runs[r] == k, "a run's end not where a row comes");
+			r++;
+		}
+	}
+	check(r + 1 == c->nruns && c->runs[r] == c->n, "the runs do not end at the last call");
+}
+
 /* The reader's decoder on the payload against the rows' verdict, message
  * and bytes (rows, when they decoded: n bytes). */
 static void calls_as_rows(rt_bin_zc *z, const uint8_t *src, size_t len, uint32_t coding, size_t n, bool ok_rows,
@@ -141,6 +161,7 @@ static void calls_as_rows(rt_bin_zc *z, const uint8_t *src, size_t len, uint32_t
 		}
 		for (size_t i = 0; ok && i < n; i++)
 			check(gap[i] || dst[i] == rows[i], "the reader's decoder changed a row");
+		frame_summary(&calls, ok);
 		rt_bin_zcalls_free(&calls);
 		free(dst);
 		free(gap);

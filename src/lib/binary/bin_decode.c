@@ -10,7 +10,12 @@
  * since another thread's definition may come later in the file.
  *
  * A CALL, nearly every record, skips the table and, where its chunk has
- * room for the longest CALL, the bound checks of its fields.
+ * room for the longest CALL, the bound checks of its fields. A
+ * compressed frame's plain CALLs come decoded as model calls
+ * (bin_zchunk.h); the batch path (rt_bin_take_calls) puts their ids and
+ * times in where they are and hands runs of them over by pointer. Ids
+ * are looked up in flat arrays indexed by the id (the tracer numbers
+ * from 1 up), the maps behind them for anything else.
  *
  * Every error names the byte offset and what was expected there, and
  * ends the stream (the merger decides when to report it). Strings become

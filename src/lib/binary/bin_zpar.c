@@ -1,9 +1,12 @@
 /* Frames of a compressed trace decoded ahead, on worker threads.
  *
  * Each frame of a compressed trace decodes on its own (zstd, then the
- * columns back into records and plain calls: rt_bin_zc_decode_calls), and
- * that was ~40% of `rtrace heap`'s instructions on churn (~290 of ~710 a
- * call). The merge in index order, the ids and the analysis stay on the
+ * columns back into records and plain calls, as the model calls the
+ * reader hands over: rt_bin_zc_decode_calls), and that is ~half of
+ * `rtrace heap`'s instructions on churn (255 of 471 a call; the calls'
+ * model form, their runs, the bounds of their ids are found here too,
+ * so that the reader only puts ids and times in). The merge in index
+ * order, the ids and the analysis stay on the
  * reader's thread; what moves is the decoding of the frames a stream will
  * enter next: when a stream enters a frame, bin_merge.c queues its next
  * few here, and a worker decodes each into a slot's buffers while the
