@@ -2096,6 +2096,16 @@ static void compressed_reads_as_raw(void **state)
 	assert_true(sr.n > 10000);
 	assert_int_equal(sr.nwarn, sz.nwarn);
 	same_calls(tr, &sr, tz, &sz);
+	/* by batches: the frames' kept calls by pointer, among rows */
+	rt_trace *tb = rt_trace_new();
+	seen sb = {0};
+	rt_read_opts ob = {0, on_call, on_warn, &sb, 2, on_calls};
+	rt_diag eb;
+	assert_int_equal(rt_bin_read_mem(tb, zb, zlen, "f", &ob, NULL, &eb), 0);
+	assert_int_equal(sb.nwarn, sz.nwarn);
+	same_calls(tz, &sz, tb, &sb);
+	rt_trace_free(tb);
+	seen_free(&sb);
 	rt_trace_free(tr);
 	rt_trace_free(tz);
 	seen_free(&sr);
