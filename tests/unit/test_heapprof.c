@@ -330,6 +330,37 @@ static char *heaptrack_export(const char *body)
  * kinds numbered by (size, stack) in order of first use, + and - naming
  * them, times in ms; an allocation over a live block releases it first;
  * releases of unknown blocks and other resources are left out. */
+/* Collapsed stacks name each distinct frame once: frames at one
+ * address with different texts (two modules loaded there in turn) keep
+ * their own names, ';' in a name is replaced, and the names stay right
+ * past the first table of names (3,000 distinct frames). */
+static void collapsed_names_per_frame(void **state)
+{
+	(void)state;
+	size_t cap = 3000 * 128 + 512, len = 0;
+	char *body = malloc(cap), *want = malloc(cap);
+	len += (size_t)snprintf(body + len, cap - len,
+				"1. malloc(1) = 0x10\n\t0x1001 f() at a.c:1\n\t0x2001 main() at m.c:9\n\n"
+				"2. malloc(1) = 0x20\n\t0x1001 k() at k.c:3\n\t0x2001 main() at m.c:9\n\n"
+				"3. malloc(1) = 0x30\n\t0x1001 f() at a.c:1\n\t0x2001 main() at m.c:9\n\n"
+				"4. malloc(1) = 0x40\n\t0x1002 operator;() at o.c:2\n\n");
+	size_t wl = (size_t)snprintf(want, cap, "main;f 2\nmain;k 1\noperator: 1\n");
+	for (int i = 0; i < 3000; i++) {
+		len += (size_t)snprintf(body + len, cap - len, "%d. malloc(1) = 0x%x\n\t0x%x fn%d() at a.c:%d\n\t0x2001 main() at m.c:9\n\n",
+					5 + i, 0x100000 + i * 16, 0x300000 + i, i, i + 1);
+		wl += (size_t)snprintf(want + wl, cap - wl, "main;fn%d 1\n", i);
+	}
+	rt_trace *t;
+	rt_hp *h = profile_ahead(body, false, &t);
+	char *got = collapsed(h, t, RT_HP_ALLOCATIONS);
+	assert_string_equal(got, want);
+	free(got);
+	free(body);
+	free(want);
+	rt_hp_free(h);
+	rt_trace_free(t);
+}
+
 static void heaptrack_records(void **state)
 {
 	(void)state;
@@ -682,6 +713,7 @@ int main(void)
 		cmocka_unit_test(peak_owners),
 		cmocka_unit_test(past_midnight),
 		cmocka_unit_test(collapsed_stacks),
+		cmocka_unit_test(collapsed_names_per_frame),
 		cmocka_unit_test(heaptrack_records),
 		cmocka_unit_test(series_buckets),
 		cmocka_unit_test(lookahead_same_profile),
