@@ -3,7 +3,7 @@
 # same (one line, two calls) make one group; groups of equal cost come
 # in the order of their descriptions (strcmp's: addresses, "[no
 # backtrace]", then names), and a group's stacks in site order. The
-# whole report of a hand-written text trace, and its --stacks form.
+# whole report of a hand-written text trace, and its --stacks peak list.
 . "$(dirname "$0")/lib.sh"
 cd "$TMP" || exit 1
 
@@ -142,7 +142,8 @@ bytes allocated in total: 1.55K (1550 bytes), 0 frees
 OUT
 check_same "merged by description" merged.exp merged.out
 
-"$RTRACE" heap -q --stacks t.txt > stacks.out 2>&1 || bad "rtrace heap --stacks"
+"$RTRACE" heap -q --stacks t.txt > stacks.all 2>&1 || bad "rtrace heap --stacks"
+sed -n '/^PEAK/,/^MOST CALLS/p' stacks.all > stacks.out
 cat > stacks.exp <<'OUT'
 PEAK MEMORY CONSUMERS
 300B peak consumption from
@@ -181,86 +182,6 @@ f (a.c:1)
 
 
 MOST CALLS TO ALLOCATION FUNCTIONS
-1 calls to allocation functions with 300B peak consumption from
-0x1007
-  1 calls with 300B peak consumption from:
-    main (m.c:13)
-
-1 calls to allocation functions with 300B peak consumption from
-0x1008
-  1 calls with 300B peak consumption from:
-    main (m.c:13)
-
-1 calls to allocation functions with 300B peak consumption from
-[no backtrace]
-  1 calls with 300B peak consumption from:
-
-1 calls to allocation functions with 100B peak consumption from
-f (a.c:1)
-  1 calls with 100B peak consumption from:
-    main (m.c:9)
-
-1 calls to allocation functions with 200B peak consumption from
-f (a.c:1)
-  1 calls with 200B peak consumption from:
-    main (m.c:10)
-
-1 calls to allocation functions with 50B peak consumption from
-f (a.c:1)
-  1 calls with 50B peak consumption from:
-    main (m.c:12)
-
-1 calls to allocation functions with 300B peak consumption from
-g (b.c:2)
-  1 calls with 300B peak consumption from:
-    main (m.c:11)
-
-
-MOST TEMPORARY ALLOCATIONS
-
-MEMORY LEAKS
-300B leaked over 1 calls from
-0x1007
-  300B leaked over 1 calls from:
-    main (m.c:13)
-
-300B leaked over 1 calls from
-0x1008
-  300B leaked over 1 calls from:
-    main (m.c:13)
-
-300B leaked over 1 calls from
-[no backtrace]
-  300B leaked over 1 calls from:
-
-300B leaked over 1 calls from
-g (b.c:2)
-  300B leaked over 1 calls from:
-    main (m.c:11)
-
-200B leaked over 1 calls from
-f (a.c:1)
-  200B leaked over 1 calls from:
-    main (m.c:10)
-
-100B leaked over 1 calls from
-f (a.c:1)
-  100B leaked over 1 calls from:
-    main (m.c:9)
-
-50B leaked over 1 calls from
-f (a.c:1)
-  50B leaked over 1 calls from:
-    main (m.c:12)
-
-
-total runtime: unknown (no call times).
-calls to allocation functions: 7
-temporary memory allocations: 0
-peak heap memory consumption: 1.55K (1550 bytes, at call 7)
-peak RSS: not recorded
-total memory leaked: 1.55K (1550 bytes in 7 blocks)
-bytes allocated in total: 1.55K (1550 bytes), 0 frees
 OUT
 check_same "one group per stack" stacks.exp stacks.out
 finish

@@ -557,6 +557,21 @@ static void wide_sizes(void **state)
 	rt_trace_free(t);
 }
 
+/* h's summary and sites are h0's: each site's costs, stack, first call
+ * and blocks left. */
+static void assert_same_profile(const rt_hp *h0, const rt_hp *h)
+{
+	assert_memory_equal(rt_hp_get_summary(h0), rt_hp_get_summary(h), sizeof(rt_hp_summary));
+	assert_int_equal(rt_hp_site_count(h0), rt_hp_site_count(h));
+	for (size_t i = 0; i < rt_hp_site_count(h0); i++) {
+		const rt_hp_site *a = rt_hp_site_at(h0, i), *b = rt_hp_site_at(h, i);
+		assert_memory_equal(&a->cost, &b->cost, sizeof a->cost);
+		assert_int_equal(a->bt, b->bt);
+		assert_int_equal(a->first_index, b->first_index);
+		assert_int_equal(rt_hp_site_live_blocks(h0, i), rt_hp_site_live_blocks(h, i));
+	}
+}
+
 /* Calls handed over by batches (the reader keeps them here) make the
  * profile that calls fed one at a time make, lookahead on or off; the
  * first three quarters fed one at a time (with the lookahead, the last
@@ -585,14 +600,7 @@ static void batch_same_profile(void **state)
 		for (; i < nc; i += 1000)
 			rt_hp_feed_calls(h, t, calls + i, nc - i < 1000 ? nc - i : 1000);
 		rt_hp_finish(h);
-		assert_memory_equal(rt_hp_get_summary(h0), rt_hp_get_summary(h), sizeof(rt_hp_summary));
-		assert_int_equal(rt_hp_site_count(h0), rt_hp_site_count(h));
-		for (size_t i = 0; i < rt_hp_site_count(h0); i++) {
-			const rt_hp_site *a = rt_hp_site_at(h0, i), *b = rt_hp_site_at(h, i);
-			assert_memory_equal(&a->cost, &b->cost, sizeof a->cost);
-			assert_int_equal(a->bt, b->bt);
-			assert_int_equal(a->first_index, b->first_index);
-		}
+		assert_same_profile(h0, h);
 		rt_hp_free(h);
 		rt_trace_free(t);
 	}
@@ -688,15 +696,7 @@ static void fast_path_same_profile(void **state)
 	for (size_t k = 0; k < sizeof batches / sizeof *batches; k++) {
 		rt_trace *t;
 		rt_hp *h = profile_batched(body, batches[k], &t);
-		assert_memory_equal(s0, rt_hp_get_summary(h), sizeof *s0);
-		assert_int_equal(rt_hp_site_count(h0), rt_hp_site_count(h));
-		for (size_t i = 0; i < rt_hp_site_count(h0); i++) {
-			const rt_hp_site *a = rt_hp_site_at(h0, i), *b = rt_hp_site_at(h, i);
-			assert_memory_equal(&a->cost, &b->cost, sizeof a->cost);
-			assert_int_equal(a->bt, b->bt);
-			assert_int_equal(a->first_index, b->first_index);
-			assert_int_equal(rt_hp_site_live_blocks(h0, i), rt_hp_site_live_blocks(h, i));
-		}
+		assert_same_profile(h0, h);
 		rt_hp_free(h);
 		rt_trace_free(t);
 	}

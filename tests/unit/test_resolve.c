@@ -169,20 +169,31 @@ static void chains_match_addr2line(void **state)
 		assert_true(compare_text(names[i]) > 20);
 }
 
+/* A trace of two plugins mapped at BASE one after the other (a until
+ * call 100, b from then); *la is a's layout. */
+static rt_trace *two_plugins(char **a, char **b, layout *la)
+{
+	*a = program("libtp_resplug_a.so");
+	*b = program("libtp_resplug_b.so");
+	layout lb;
+	read_layout(*a, la);
+	read_layout(*b, &lb);
+	rt_trace *t = rt_trace_new();
+	rt_mmap ma = {*a, BASE, BASE + 0x1000, la->seg_off, 0, 100};
+	rt_mmap mb = {*b, BASE, BASE + 0x1000, lb.seg_off, 100, UINT64_MAX};
+	rt_trace_add_mmap_full(t, &ma);
+	rt_trace_add_mmap_full(t, &mb);
+	return t;
+}
+
 /* Resolves one address of plugin_alloc in each of two plugins mapped at
  * the same place one after the other. */
 static void mappings_by_call_index(void **state)
 {
 	(void)state;
-	char *a = program("libtp_resplug_a.so"), *b = program("libtp_resplug_b.so");
-	layout la, lb;
-	read_layout(a, &la);
-	read_layout(b, &lb);
-	rt_trace *t = rt_trace_new();
-	rt_mmap ma = {a, BASE, BASE + 0x1000, la.seg_off, 0, 100};
-	rt_mmap mb = {b, BASE, BASE + 0x1000, lb.seg_off, 100, UINT64_MAX};
-	rt_trace_add_mmap_full(t, &ma);
-	rt_trace_add_mmap_full(t, &mb);
+	char *a, *b;
+	layout la;
+	rt_trace *t = two_plugins(&a, &b, &la);
 	assert_int_equal(rt_trace_mmap_at(t, 0)->until, 100);
 	rt_resolve_opts o = {0};
 	o.exact = true;
@@ -212,16 +223,10 @@ static void mappings_by_call_index(void **state)
 static void entries_again_by_call(void **state)
 {
 	(void)state;
-	char *a = program("libtp_resplug_a.so"), *b = program("libtp_resplug_b.so");
-	layout la, lb;
-	read_layout(a, &la);
-	read_layout(b, &lb);
-	rt_trace *t = rt_trace_new();
-	rt_mmap ma = {a, BASE, BASE + 0x1000, la.seg_off, 0, 100};
-	rt_mmap mb = {b, BASE, BASE + 0x1000, lb.seg_off, 100, UINT64_MAX};
+	char *a, *b;
+	layout la;
+	rt_trace *t = two_plugins(&a, &b, &la);
 	rt_mmap mc = {a, BASE + 0x100000, BASE + 0x101000, la.seg_off, 0, 10}; /* alone */
-	rt_trace_add_mmap_full(t, &ma);
-	rt_trace_add_mmap_full(t, &mb);
 	rt_trace_add_mmap_full(t, &mc);
 	rt_resolve_opts o = {0};
 	o.exact = true;
