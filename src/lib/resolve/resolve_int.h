@@ -96,8 +96,19 @@ typedef struct rt_rmap {
 	uint32_t order; /* position in the trace's map (later wins a tie) */
 	bool placed;    /* bias computed */
 	bool bad;       /* the module has no segment for this mapping */
+	bool alone;     /* no other mapping overlaps it: its addresses' entries
+			 * do not depend on the call */
 	int64_t bias;   /* libdwfl address = runtime address - bias */
 } rt_rmap;
+
+/* A slot of the resolver's direct-mapped cache of entries by address
+ * (rt_resolve_entry): ent + 1, 0 empty, RT_RQUICK_NONE in no mapping. */
+typedef struct rt_rquick {
+	uint64_t addr;
+	uint32_t ent1;
+} rt_rquick;
+#define RT_RQUICK 4096
+#define RT_RQUICK_NONE UINT32_MAX
 
 /* A resolved address, cached. */
 typedef struct rt_rent {
@@ -145,6 +156,7 @@ struct rt_resolver {
 	size_t nents, cents;
 	uint32_t *slots; /* ents index + 1 */
 	size_t nslots;
+	rt_rquick *quick; /* RT_RQUICK slots, made at the first entry */
 	rt_resolve_loc *locs;
 	rt_rlid *lids; /* parallel to locs */
 	size_t nlocs, clocs;
