@@ -10,10 +10,17 @@
  * whole (a rename: a tracer that took a file from a slot being filled
  * would find it short, and reserve the blocks itself).
  *
- * The thread looks at the pool (one readdir) 1 ms after it made a file,
- * twice as long after each look that found nothing taken, up to SLOW_MS:
- * a shell loop or a build finds its files made again within a
- * millisecond, an idle program costs ~30 looks a second. The pool is
+ * The thread looks at the pool (one readdir) FAST_MS after it made a
+ * file, twice as long after each look that found nothing taken, up to
+ * SLOW_MS: a shell loop or a build finds its files made again within
+ * 2 ms (8 files: 4 iterations of a shell loop, whose fork child and
+ * command take one each), an idle program costs ~30 looks a second.
+ *
+ * No pool on tmpfs: a file is made there in ~20 us, and the pool's
+ * thread took more (~80 us of CPU a file, its wake-ups included) than
+ * the rename saved the process; a --follow-children shell loop of
+ * /bin/true cost 2.23x plain with it, 2.04x without (bench/README.md,
+ * "Per-process cost"). The pool is
  * removed with the files left when the program ends; rtrace run killed
  * leaves it (a directory .rtrace-pool-XXXXXX of at most RT_POOL_SLOTS
  * empty files), and every trace written so far under its name. The
@@ -35,14 +42,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
-#define FAST_MS 1
+#define FAST_MS 2
 #define SLOW_MS 32
 
 struct run_pool {
 	char name[64]; /* in the output directory */
+	bool chmod;    /* the umask takes bits of 0600 off */
 	int dirfd;     /* the output directory */
 	DIR *pool;
 	int stop[2];
@@ -61,7 +71,7 @@ static bool make(run_pool *p, unsigned i)
 	int d = dirfd(p->pool), fd = openat(d, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return false;
-	bool ok = !fchmod(fd, 0600) && !posix_fallocate(fd, 0, RT_POOL_RESERVE) &&
+	bool ok = (!p->chmod || !fchmod(fd, 0600)) && !posix_fallocate(fd, 0, RT_POOL_RESERVE) &&
 		  !renameat(d, tmp, d, n);
 	close(fd);
 	if (!ok)
@@ -133,9 +143,15 @@ static bool make_dir(run_pool *p, const char *dir)
 
 run_pool *run_pool_start(const char *dir, char *name, size_t len)
 {
+	struct statfs fs;
+	if (!statfs(dir, &fs) && (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC))
+		return NULL;
 	run_pool *p = calloc(1, sizeof *p);
 	if (!p)
 		return NULL;
+	mode_t mask = umask(0); /* rtrace run has no other thread yet */
+	umask(mask);
+	p->chmod = (mask & 0600) != 0;
 	p->dirfd = p->stop[0] = p->stop[1] = -1;
 	if (!make_dir(p, dir) || strlen(p->name) >= len) {
 		if (p->pool)

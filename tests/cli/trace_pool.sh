@@ -6,10 +6,19 @@
 # complete, in the report; a name taken goes on to the next; a process
 # killed with SIGKILL leaves a readable trace; without a pool (removed,
 # or rtrace run killed) a process creates its file itself; the pool is
-# gone once rtrace run is.
+# gone once rtrace run is. On tmpfs there is no pool (files are cheap
+# there): the test runs on a disk filesystem, the temporary directory or
+# else the build directory.
 . "$(dirname "$0")/lib.sh"
 : "${PROGRAMS:?}"
 command -v strace > /dev/null || { echo "strace is not installed (scripts/setup.sh installs it)" >&2; exit 1; }
+tmpfs() { case $(stat -f -c %T "$1") in tmpfs | ramfs) return 0 ;; esac; return 1; }
+if tmpfs "$TMP"; then
+  first=$TMP
+  TMP=$(mktemp -d "${BUILD_DIR:?}/trace_pool.XXXXXX") || exit 1
+  trap 'rm -rf "$first" "$TMP"' EXIT
+  tmpfs "$TMP" && { echo "no disk filesystem for the traces (the temporary and build directories are tmpfs)" >&2; exit 77; }
+fi
 cd "$TMP" || exit 1
 # (LeakSanitizer cannot run under ptrace: an ASan build's rtrace aborts)
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
@@ -91,5 +100,12 @@ n=$(ls dead | grep -c '^true-.*\.rtrace\.raw$')
 [ "$n" = 12 ] && ok || bad "rtrace run killed: $n traces of /bin/true: $(ls dead | tr '\n' ' ')"
 readable dead/true-*
 rm -rf dead/.rtrace-pool-* # left by rtrace run killed
+
+# --- on tmpfs, no pool: the processes create their files ---
+if [ -d /dev/shm ] && tmpfs /dev/shm && shm=$(mktemp -d /dev/shm/trace_pool.XXXXXX); then
+  strace -f -qq -e trace=mkdir -o st "$RTRACE" run -q --follow-children -o "$shm" -- bash -c '/bin/true; /bin/true' > /dev/null 2>&1
+  ! grep -q 'rtrace-pool' st && [ "$(ls "$shm" | wc -l)" -ge 3 ] && ok || bad "tmpfs: $(grep mkdir st) $(ls -A "$shm")"
+  rm -rf "$shm"
+fi
 
 finish
