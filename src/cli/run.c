@@ -588,9 +588,11 @@ int cmd_run(int argc, char **argv)
 	(void)fallocate(mfd, FALLOC_FL_KEEP_SIZE, 0, 1 << 16);
 	close(mfd);
 	set_env(&o, preload, manifest);
-	/* trace files made ahead by a thread of ours (run_pool.c) */
+	/* trace files made ahead by a thread of ours (run_pool.c), for the
+	 * many processes --follow-children traces (for one, making 8 cost
+	 * more than it saved) */
 	char pool[64];
-	run_pool *pl = run_pool_start(o.dir, pool, sizeof pool);
+	run_pool *pl = o.follow ? run_pool_start(o.dir, pool, sizeof pool) : NULL;
 	if (pl)
 		setenv(RT_ENV_POOL, pool, 1);
 	else

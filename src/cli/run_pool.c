@@ -80,7 +80,14 @@ static bool make(run_pool *p, unsigned i)
 	return ok;
 }
 
-/* Makes the missing slots' files again; how many it made. */
+static bool stopped(const run_pool *p)
+{
+	struct pollfd stop = {p->stop[0], POLLIN, 0};
+	return poll(&stop, 1, 0) > 0;
+}
+
+/* Makes the missing slots' files again (until told to stop: a file can
+ * take a millisecond); how many it made. */
 static unsigned fill(run_pool *p)
 {
 	bool have[RT_POOL_SLOTS] = {false};
@@ -96,7 +103,7 @@ static unsigned fill(run_pool *p)
 	for (unsigned i = 0; i < RT_POOL_SLOTS; i++) {
 		if (have[i])
 			continue;
-		if (!make(p, i))
+		if (stopped(p) || !make(p, i))
 			break; /* the next look tries again */
 		made++;
 	}

@@ -106,6 +106,11 @@ n=$(ls dead | grep -c '^true-.*\.rtrace\.raw$')
 readable dead/true-*
 rm -rf dead/.rtrace-pool-* # left by rtrace run killed
 
+# --- without --follow-children (a program, its fork children), no pool ---
+mkdir one
+strace -f -qq -e trace=mkdir -o st "$RTRACE" run -q -o "$TMP/one" -- "$PROGRAMS/tp_fork" > /dev/null 2>&1
+! grep -q 'rtrace-pool' st && [ "$(ls one | wc -l)" = 2 ] && ok || bad "no --follow-children: $(grep mkdir st) $(ls -A one)"
+
 # --- on tmpfs, no pool: the processes create their files ---
 if [ -d /dev/shm ] && tmpfs /dev/shm && shm=$(mktemp -d /dev/shm/trace_pool.XXXXXX); then
   strace -f -qq -e trace=mkdir -o st "$RTRACE" run -q --follow-children -o "$shm" -- bash -c '/bin/true; /bin/true' > /dev/null 2>&1
