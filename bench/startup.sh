@@ -22,6 +22,9 @@
 #   loop-preload the same with only the tracer library preloaded (and
 #               the environment rtrace run sets, children followed): what
 #               loop-rtrace costs beyond it is rtrace run's own process
+#   loop-base   loop-rtrace with another build's rtrace (BASE=path/rtrace,
+#               with the librtrace-preload.so next to it): before and after
+#               in turns
 # Then the memory the tracer adds to the traced process (RssAnon and
 # RssFile of /proc/PID/status, kB, medians of 3): an idle program
 # (`sleep`, sampled while it sleeps) and bench/churn.c (CHURN_N
@@ -30,6 +33,7 @@
 #
 # Environment:
 #   RTRACE=path    rtrace binary (default build/rtrace)
+#   BASE=path      the rtrace of loop-base (skipped without it)
 #   PRELOAD=path   the tracer library (default: librtrace-preload.so next
 #                  to rtrace), for rtrace run too (as RTRACE_PRELOAD): a
 #                  before/after comparison needs only the two libraries
@@ -60,6 +64,7 @@ export RTRACE_PRELOAD=$PRELOAD
 [ -x "$RTRACE" ] && [ -f "$PRELOAD" ] || { echo "startup.sh: no $RTRACE or $PRELOAD (build first)" >&2; exit 2; }
 read -r -a configs <<<"${CONFIGS:-plain rtrace env preload heaptrack loop loop-preload loop-rtrace}"
 command -v heaptrack >/dev/null || configs=("${configs[@]/heaptrack/}")
+[ -n "${BASE:-}" ] || configs=("${configs[@]/loop-base/}")
 
 rm -rf "$out"
 mkdir -p "$out/traces" "$out/ht"
@@ -81,6 +86,7 @@ cmd_of() {
 	loop) cmd=(bash -c "$loop") ;;
 	loop-rtrace) cmd=("$RTRACE" run -q --follow-children -o "$out/traces" -- bash -c "$loop") ;;
 	loop-preload) cmd=(env "${preload_env[@]}" RTRACE_FLAGS=c bash -c "$loop") ;;
+	loop-base) cmd=(env RTRACE_PRELOAD="$(dirname "$BASE")/librtrace-preload.so" "$BASE" run -q --follow-children -o "$out/traces" -- bash -c "$loop") ;;
 	esac
 }
 one() { cmd_of "$1" && "${cmd[@]}" >/dev/null 2>&1; } # one quiet run of $1
@@ -148,7 +154,7 @@ for c in plain rtrace heaptrack env; do [ -n "${res[$c]:-}" ] && row "$c" plain 
 # the library's own cost: against env /bin/true when both ran
 [ -n "${res[preload]:-}" ] && row preload "$([ -n "${res[env]:-}" ] && echo env || echo plain)" 1
 # the cost per /bin/true of the loop (each is also a traced fork of bash)
-for c in loop loop-preload loop-rtrace; do [ -n "${res[$c]:-}" ] && row "$c" loop 100; done
+for c in loop loop-preload loop-base loop-rtrace; do [ -n "${res[$c]:-}" ] && row "$c" loop 100; done
 # rtrace run's own process, per traced process (two per /bin/true)
 [ -n "${res[loop-preload]:-}" ] && [ -n "${res[loop-rtrace]:-}" ] && row loop-rtrace loop-preload 200
 

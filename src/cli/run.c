@@ -8,6 +8,7 @@
 #include "run_report.h"
 #include "run_compress.h"
 #include "run_prefault.h"
+#include "run_pool.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -587,6 +588,15 @@ int cmd_run(int argc, char **argv)
 	(void)fallocate(mfd, FALLOC_FL_KEEP_SIZE, 0, 1 << 16);
 	close(mfd);
 	set_env(&o, preload, manifest);
+	/* trace files made ahead by a thread of ours (run_pool.c), for the
+	 * many processes --follow-children traces (for one, making 8 cost
+	 * more than it saved) */
+	char pool[64];
+	run_pool *pl = o.follow ? run_pool_start(o.dir, pool, sizeof pool) : NULL;
+	if (pl)
+		setenv(RT_ENV_POOL, pool, 1);
+	else
+		unsetenv(RT_ENV_POOL);
 	o.report.program = argv[first];
 
 	install_forwarding();
@@ -614,6 +624,7 @@ int cmd_run(int argc, char **argv)
 	run_prefault *pf = run_prefault_start(manifest, o.compress != 0);
 	run_compress *z = o.compress ? run_compress_new(manifest, o.compress, pf) : NULL;
 	int sig = 0, rc = wait_child(pid, &sig, z);
+	run_pool_stop(pl);
 	run_prefault_stop(pf);
 	if (z)
 		run_compress_finish(z);

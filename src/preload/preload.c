@@ -56,6 +56,7 @@ static void read_options(void)
 	const char *v;
 	copy_env(rt_opt.dir, sizeof rt_opt.dir, RT_ENV_DIR, ".");
 	copy_env(rt_opt.manifest, sizeof rt_opt.manifest, RT_ENV_MANIFEST, "");
+	copy_env(rt_opt.pool, sizeof rt_opt.pool, RT_ENV_POOL, "");
 	if ((v = getenv(RT_ENV_DEPTH)) && atoi(v) > 0)
 		rt_opt.depth = (unsigned)atoi(v) > 256 ? 256 : (unsigned)atoi(v);
 	v = getenv(RT_ENV_FLAGS);

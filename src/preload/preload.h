@@ -48,6 +48,7 @@ typedef struct rt_options {
 	uint64_t min_lifetime_ns; /* or its time bound (the ring then the longest) */
 	char dir[1024];
 	char manifest[1024]; /* file receiving one line per trace created */
+	char pool[64];       /* rtrace run's trace files made ahead, in dir (format/run_env.h), or "" */
 } rt_options;
 
 extern rt_options rt_opt;
@@ -94,6 +95,11 @@ struct _IO_FILE *rt_env_popen(struct _IO_FILE *(*real)(const char *, const char 
 #define RT_ENV_FOR_EXEC(env)                                                   \
 	void *rt_envbuf_[rt_env_exec_size(env) / sizeof(void *) + 1];          \
 	(env) = rt_env_exec((env), rt_envbuf_)
+
+/* pool.c: takes a file of rtrace run's pool (format/run_env.h, RT_ENV_POOL)
+ * under the name data: its descriptor, or -1 with errno EEXIST (data is
+ * taken) or another (no file to take: the caller creates its own). */
+int rt_pool_take(const char *data);
 
 /* writer.c */
 int rt_writer_open(void);

@@ -207,16 +207,19 @@ int rt_place_fd(int fd)
 	return fd;
 }
 
-static int adopt_fd(int fd)
+/* fd, moved high, becomes the trace file's descriptor; *st its fstat
+ * when st is not NULL. */
+static int adopt_fd(int fd, struct stat *st)
 {
-	struct stat st;
+	struct stat mine;
+	st = st ? st : &mine;
 	fd = rt_place_fd(fd);
-	if (fstat(fd, &st)) {
+	if (fstat(fd, st)) {
 		close(fd);
 		return -1;
 	}
-	own_dev = st.st_dev;
-	own_ino = st.st_ino;
+	own_dev = st->st_dev;
+	own_ino = st->st_ino;
 	return own_fd = fd;
 }
 
@@ -228,7 +231,7 @@ void rt_writer_move_fd(void)
 	int fd = old >= 0 ? fcntl(old, F_DUPFD_CLOEXEC, 3) : -1;
 	if (fd >= 0) {
 		own_fd = -1;
-		adopt_fd(fd);
+		adopt_fd(fd, NULL);
 		hide(old, false);
 		close(old);
 	}
@@ -251,7 +254,7 @@ static int trace_fd(void)
 		return own_fd;
 	int lost = own_fd;
 	int fd = open(data_path, O_RDWR | O_CLOEXEC);
-	if (fd < 0 || adopt_fd(fd) < 0) {
+	if (fd < 0 || adopt_fd(fd, NULL) < 0) {
 		rt_disable("cannot reopen the trace file", errno);
 		return -1;
 	}
@@ -355,9 +358,12 @@ static int reserve(int fd, uint64_t ready, uint64_t *n)
 #define FIRST_PART 12288u
 _Static_assert(FIRST_PART - CHUNK_HDR >= 8400 && FIRST_PART < CHUNK_SIZE && FIRST_PART % 4096 == 0,
 	       "the first part holds a PROCESS record");
+_Static_assert(RT_POOL_RESERVE == HDR_SIZE + FIRST_PART, "a pool's file holds the header and the first part");
 
 static int reserve_first(int fd, uint32_t upto)
 {
+	if (upto <= first_reserved)
+		return 0; /* a pool's file comes with its first part reserved */
 	int err = falloc(fd, HDR_SIZE + first_reserved, upto - first_reserved);
 	if (!err)
 		first_reserved = upto;
@@ -574,17 +580,37 @@ const char *rt_exe_path(void)
 	return exe_path;
 }
 
-static int open_trace(void)
+/* The trace's name: the executable's file name ("trace" when unknown). */
+static void trace_name(char name[256])
 {
-	char name[256] = "trace";
 	const char *exe = rt_exe_path();
+	strcpy(name, "trace");
 	if (exe[0]) {
 		const char *b = strrchr(exe, '/');
 		b = b ? b + 1 : exe;
-		size_t n = strlen(b) < sizeof name - 1 ? strlen(b) : sizeof name - 1;
+		size_t n = strlen(b) < 255 ? strlen(b) : 255;
 		memcpy(name, b, n);
 		name[n] = '\0';
 	}
+}
+
+/* A new file, data (O_EXCL: EEXIST when the name is taken). */
+static int create_trace(const char *data)
+{
+	int fd = open(data, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		(void)!fchmod(fd, 0600); /* 0600 whatever the program's umask */
+	return fd;
+}
+
+/* The trace file under the first of the trace's names that is free
+ * (NAME-PID.rtrace, then NAME-PID-N.rtrace), made by make: its
+ * descriptor, or -1 with errno (EEXIST: that name is taken, the next is
+ * tried). trace_path and data_path name it. */
+static int open_trace(int (*make)(const char *data))
+{
+	char name[256];
+	trace_name(name);
 	pid_t pid = getpid();
 	for (int n = 0; n < 1000; n++) {
 		if (n)
@@ -594,9 +620,7 @@ static int open_trace(void)
 		snprintf(data_path, sizeof data_path, "%s%s", trace_path, rt_opt.raw_suffix ? RT_RAW_SUFFIX : "");
 		if (rt_opt.raw_suffix && !access(trace_path, F_OK))
 			continue; /* the compressed trace's name is taken */
-		int fd = open(data_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (fd >= 0)
-			(void)!fchmod(fd, 0600); /* 0600 whatever the program's umask */
+		int fd = make(data_path);
 		if (fd >= 0 || errno != EEXIST)
 			return fd;
 	}
@@ -682,10 +706,16 @@ static int no_trace(const char *what, int err)
 	return -1;
 }
 
+/* The trace file from rtrace run's pool (pool.c), or else created here,
+ * with its header. A file of the pool that has blocks for the first part
+ * of its first chunk needs no fallocate for it (reserve_first). A file
+ * size limit below the header sends no process to the pool: write_header
+ * fails on it as before. */
 int rt_writer_open(void)
 {
-	int fd = open_trace();
-	if (fd < 0)
+	int fd = rt_opt.pool[0] && fsize_limit() >= HDR_SIZE ? open_trace(rt_pool_take) : -1;
+	bool pooled = fd >= 0;
+	if (!pooled && (fd = open_trace(create_trace)) < 0)
 		return no_trace("create", errno);
 	int err = write_header(fd);
 	if (err) {
@@ -693,10 +723,13 @@ int rt_writer_open(void)
 		unlink(data_path); /* no empty or partial file left behind */
 		return no_trace("write", err);
 	}
-	if (adopt_fd(fd) < 0) {
+	struct stat st;
+	if (adopt_fd(fd, &st) < 0) {
 		rt_disable("cannot keep the trace file open", errno);
 		return -1;
 	}
+	if (pooled && st.st_size >= HDR_SIZE + FIRST_PART && (uint64_t)st.st_blocks * 512 >= HDR_SIZE + FIRST_PART)
+		first_reserved = FIRST_PART;
 	have_file = 1;
 	writer_pid = getpid();
 	announce("", trace_path);
