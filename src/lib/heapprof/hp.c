@@ -159,19 +159,32 @@ static void table_free(table *tb)
  * multiplications, three shifts), which is on the path to the slot's
  * load: the table's cache miss is the cost of a call (python3: over
  * 100k live blocks, past L2). */
-static inline size_t home(const table *tb, uint64_t addr)
+static inline size_t hash_home(uint64_t addr, unsigned shift)
 {
-	return (size_t)((addr * 0x9e3779b97f4a7c15ull) >> tb->shift);
+	return (size_t)((addr * 0x9e3779b97f4a7c15ull) >> shift);
 }
 
-/* The block at addr, or the free slot where it would go. */
-static inline block *probe(const table *tb, uint64_t addr)
+static inline size_t home(const table *tb, uint64_t addr)
 {
-	for (size_t i = home(tb, addr);; i = (i + 1) & (tb->nslots - 1)) {
-		block *b = &tb->slots[i];
+	return hash_home(addr, tb->shift);
+}
+
+/* The block at addr in slots, or the free slot where it would go (on the
+ * slots alone: the batches' fast path keeps the table's fields in
+ * registers). */
+static inline __attribute__((always_inline)) block *slots_probe(block *slots, size_t mask, unsigned shift,
+								uint64_t addr)
+{
+	for (size_t i = hash_home(addr, shift);; i = (i + 1) & mask) {
+		block *b = &slots[i];
 		if (b->site == EMPTY || b->addr == addr)
 			return b;
 	}
+}
+
+static inline block *probe(const table *tb, uint64_t addr)
+{
+	return slots_probe(tb->slots, tb->nslots - 1, tb->shift, addr);
 }
 
 static inline uint64_t *aux_of(const table *tb, const block *b)
@@ -203,20 +216,26 @@ static inline void table_reserve(table *tb)
 		table_grow(tb);
 }
 
-/* Linear-probing deletion by backward shift: no tombstones. */
-static __attribute__((noinline)) void shift_back(table *tb, size_t i)
+/* Linear-probing deletion by backward shift, no tombstones; aux (or
+ * NULL) moves with the slots. On the slots alone, for the fast path. */
+static __attribute__((noinline)) void shift_slots(block *slots, uint64_t *aux, size_t mask, unsigned shift,
+						  size_t i)
 {
-	size_t mask = tb->nslots - 1;
-	for (size_t j = (i + 1) & mask; tb->slots[j].site != EMPTY; j = (j + 1) & mask) {
-		size_t k = home(tb, tb->slots[j].addr);
+	for (size_t j = (i + 1) & mask; slots[j].site != EMPTY; j = (j + 1) & mask) {
+		size_t k = hash_home(slots[j].addr, shift);
 		if (((j - k) & mask) >= ((j - i) & mask)) {
-			tb->slots[i] = tb->slots[j];
-			if (tb->aux)
-				tb->aux[i] = tb->aux[j];
+			slots[i] = slots[j];
+			if (aux)
+				aux[i] = aux[j];
 			i = j;
 		}
 	}
-	tb->slots[i].site = EMPTY;
+	slots[i].site = EMPTY;
+}
+
+static void shift_back(table *tb, size_t i)
+{
+	shift_slots(tb->slots, tb->aux, tb->nslots - 1, tb->shift, i);
 }
 
 /* Most slots are followed by a free one (the table is at most 70% full,
@@ -310,14 +329,19 @@ static inline uint32_t site_of(rt_hp *h, uint32_t bt)
 }
 
 /* Takes the site's bytes at the latest peak before they change. */
-static inline site *touch(rt_hp *h, uint32_t i)
+static inline __attribute__((always_inline)) site *site_touch(site *sites, uint64_t epoch, uint32_t i)
 {
-	site *s = &h->sites[i];
-	if (s->epoch != h->epoch) {
+	site *s = &sites[i];
+	if (s->epoch != epoch) {
 		s->pub.cost.peak = s->live;
-		s->epoch = h->epoch;
+		s->epoch = epoch;
 	}
 	return s;
+}
+
+static inline site *touch(rt_hp *h, uint32_t i)
+{
+	return site_touch(h->sites, h->epoch, i);
 }
 
 static inline uint64_t size_of(const rt_hp *h, const block *b)
@@ -584,20 +608,6 @@ static inline __attribute__((always_inline)) void hot_store(rt_hp *h, const hot 
 	h->last = v->last;
 }
 
-/* Deletion by backward shift, on the slots alone (no table: the fast
- * path keeps its fields in registers). */
-static __attribute__((noinline)) void shift_slots(block *slots, size_t mask, unsigned shift, size_t i)
-{
-	for (size_t j = (i + 1) & mask; slots[j].site != EMPTY; j = (j + 1) & mask) {
-		size_t k = (size_t)((slots[j].addr * 0x9e3779b97f4a7c15ull) >> shift);
-		if (((j - k) & mask) >= ((j - i) & mask)) {
-			slots[i] = slots[j];
-			i = j;
-		}
-	}
-	slots[i].site = EMPTY;
-}
-
 /* The table twice as large, for the fast path's next allocation. */
 static __attribute__((noinline)) void fast_grow(rt_hp *h, hot *v)
 {
@@ -612,23 +622,13 @@ static __attribute__((noinline)) void fast_grow(rt_hp *h, hot *v)
 /* The slot of addr's block, or the free one where it would go. */
 static inline __attribute__((always_inline)) block *fast_probe(const hot *v, uint64_t addr)
 {
-	block *b;
-	for (size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> v->shift);; i = (i + 1) & v->mask) {
-		b = &v->slots[i];
-		if (b->site == EMPTY || b->addr == addr)
-			return b;
-	}
+	return slots_probe(v->slots, v->mask, v->shift, addr);
 }
 
 /* Takes the site's bytes at the latest peak before they change. */
 static inline __attribute__((always_inline)) site *fast_touch(hot *v, uint32_t si)
 {
-	site *s = &v->sites[si];
-	if (s->epoch != v->epoch) {
-		s->pub.cost.peak = s->live;
-		s->epoch = v->epoch;
-	}
-	return s;
+	return site_touch(v->sites, v->epoch, si);
 }
 
 /* An allocation of the fast path: a new block of a narrow size at free
@@ -678,7 +678,7 @@ static inline __attribute__((always_inline)) void fast_free(rt_hp *h, hot *v, bl
 	if (v->slots[(i + 1) & v->mask].site == EMPTY)
 		b->site = EMPTY;
 	else
-		shift_slots(v->slots, v->mask, v->shift, i);
+		shift_slots(v->slots, NULL, v->mask, v->shift, i);
 }
 
 /* The time of a timed call on the profile's line (timeline's): false
@@ -770,10 +770,10 @@ static void feed_fast(rt_hp *h, rt_trace *t, const rt_call *calls, size_t n)
 	hot v;
 	hot_load(h, &v);
 	for (const rt_call *p = c; p < end && p < c + LOOKAHEAD; p++)
-		__builtin_prefetch(&v.slots[(p->res_id * 0x9e3779b97f4a7c15ull) >> v.shift]);
+		__builtin_prefetch(&v.slots[hash_home(p->res_id, v.shift)]);
 	for (; c < end; c++) {
 		const rt_call *ahead = c + LOOKAHEAD < end ? c + LOOKAHEAD : c;
-		__builtin_prefetch(&v.slots[(ahead->res_id * 0x9e3779b97f4a7c15ull) >> v.shift]);
+		__builtin_prefetch(&v.slots[hash_home(ahead->res_id, v.shift)]);
 		if (c->args != RT_NONE)
 			rt_trace_release_args(t, c->args);
 		if (!fast_call(h, &v, c)) {
