@@ -255,6 +255,9 @@ typedef struct cg_stream cg_stream;
 RTRACE_API cg_stream *cg_stream_new(void);
 RTRACE_API void cg_stream_free(cg_stream *s);
 RTRACE_API void cg_stream_feed(void *s, struct rt_trace *t, const struct rt_call *c);
+/* calls[0 .. n) in order, as cg_stream_feed each would (a reader's
+ * rt_read_opts.on_calls): the heap profile takes them as one batch. */
+RTRACE_API void cg_stream_feed_calls(void *s, struct rt_trace *t, const struct rt_call *calls, size_t n);
 RTRACE_API void cg_stream_end(cg_stream *s, struct rt_trace *t);
 RTRACE_API cg_profile *cg_stream_profile(cg_stream *s, struct rt_trace *t, const cg_trace_opts *opts);
 

@@ -185,8 +185,7 @@ static void stream_call(void *ctx, rt_trace *t, const rt_call *c)
 
 static void stream_calls(void *ctx, rt_trace *t, const rt_call *c, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		cg_stream_feed(((stream_ctx *)ctx)->s, t, &c[i]);
+	cg_stream_feed_calls(((stream_ctx *)ctx)->s, t, c, n);
 }
 
 static void stream_warning(void *ctx, const rt_diag *d)

@@ -40,6 +40,26 @@
 enum { EV_ALLOCS = CG_EV_ALLOCS, EV_SIZE = CG_EV_SIZE, EV_LEAKS = CG_EV_UNFREED, EV_LEAKED = CG_EV_UNFREED_SIZE,
        EV_PER_TYPE = CG_EV_N };
 
+/* A frame's function: one trace frame is one or more of them (inlining). */
+typedef struct vframe {
+	uint32_t fn;   /* cg_fn */
+	uint32_t code; /* its cg_code in part 0 */
+	uint64_t addr, line;
+} vframe;
+
+/* What a distinct trace frame (address and text) gives, found on its
+ * first sight: a stack repeats the frames of others (python3: 1.5M
+ * frames on its stacks, few distinct), and each sight cost a detail
+ * look-up, a name's interning per function and an snprintf per
+ * unresolved address. */
+typedef struct fmemo {
+	uint64_t addr;
+	uint32_t text;
+	uint32_t first, n; /* its functions in the pool; first FM_NOT: not yet */
+	int8_t alloc;      /* allocator_frame: 1, 0, -1 not yet */
+} fmemo;
+#define FM_NOT UINT32_MAX
+
 typedef struct builder {
 	rt_trace *t;
 	cg_profile *p;
@@ -52,13 +72,12 @@ typedef struct builder {
 	uint32_t nbt;
 	uint32_t unknown[3]; /* "???" per kind */
 	bool saturated;      /* a sum was held at 2^64-1 */
+	fmemo *memo;         /* open addressing by address and text */
+	size_t nmemo, cmemo; /* used, slots (a power of two) */
+	vframe *pool;        /* the frames' functions, memo[].first on */
+	size_t npool, cpool;
 } builder;
 
-/* A frame's function: one trace frame is one or more of them (inlining). */
-typedef struct vframe {
-	uint32_t fn;   /* cg_fn */
-	uint64_t addr, line;
-} vframe;
 
 /* --- events --- */
 
@@ -195,11 +214,10 @@ static uint32_t address_name(builder *b, uint64_t addr)
 	return cg_intern(b->p, CG_FUNCTION, buf, (size_t)n);
 }
 
-static uint32_t fn_of(builder *b, uint32_t object, uint32_t file, uint32_t name)
+static vframe fn_of(builder *b, uint32_t object, uint32_t file, uint32_t name, uint64_t addr, uint64_t line)
 {
 	uint32_t fn = cg_fn_get(b->p, object, file, name);
-	cg_code_get(b->p, 0, fn, file);
-	return fn;
+	return (vframe){fn, cg_code_get(b->p, 0, fn, file), addr, line};
 }
 
 /* The object of a frame with details fi: the module they name, else the
@@ -222,14 +240,14 @@ static void frame_functions(builder *b, const rt_frame *f, vframe **v, size_t *n
 	rt_trace_frame_info(b->t, f, &fi);
 	uint32_t ob = object_of(b, &fi, f->addr);
 	if (!fi.n) {
-		vframe vf = {fn_of(b, ob, b->unknown[CG_FILE], address_name(b, f->addr)), addr, 0};
+		vframe vf = fn_of(b, ob, b->unknown[CG_FILE], address_name(b, f->addr), addr, 0);
 		RT_PUSH(*v, *n, *cap, vf);
 		return;
 	}
 	for (uint32_t k = 0; k < fi.n; k++) {
 		const rt_srcloc *l = &fi.locs[k];
 		uint32_t name = l->fn == RT_NONE ? address_name(b, f->addr) : name_of(b, CG_FUNCTION, l->fn);
-		vframe vf = {fn_of(b, ob, name_of(b, CG_FILE, l->file), name), addr, l->line};
+		vframe vf = fn_of(b, ob, name_of(b, CG_FILE, l->file), name, addr, l->line);
 		RT_PUSH(*v, *n, *cap, vf);
 	}
 }
@@ -249,10 +267,74 @@ static bool allocator_frame(const rt_trace *t, const rt_frame *f)
 	return !strncmp(base, "vgpreload_", 10) || !strcmp(base, "librtrace-preload.so");
 }
 
+static size_t memo_home(const builder *b, const rt_frame *f)
+{
+	return (size_t)rt_mix64(f->addr ^ (uint64_t)f->text << 48) & (b->cmemo - 1);
+}
+
+static void memo_grow(builder *b)
+{
+	fmemo *old = b->memo;
+	size_t n = b->cmemo;
+	b->cmemo = n ? 2 * n : 1024;
+	b->memo = rt_xmalloc(b->cmemo * sizeof *b->memo);
+	for (size_t i = 0; i < b->cmemo; i++)
+		b->memo[i].alloc = -2; /* an empty slot */
+	for (size_t i = 0; i < n; i++) {
+		if (old[i].alloc == -2)
+			continue;
+		rt_frame f = {old[i].addr, old[i].text};
+		size_t j = memo_home(b, &f);
+		while (b->memo[j].alloc != -2)
+			j = (j + 1) & (b->cmemo - 1);
+		b->memo[j] = old[i];
+	}
+	free(old);
+}
+
+/* f's entry, made on its first sight. */
+static fmemo *memo_of(builder *b, const rt_frame *f)
+{
+	if (2 * (b->nmemo + 1) > b->cmemo)
+		memo_grow(b);
+	size_t j = memo_home(b, f);
+	for (; b->memo[j].alloc != -2; j = (j + 1) & (b->cmemo - 1))
+		if (b->memo[j].addr == f->addr && b->memo[j].text == f->text)
+			return &b->memo[j];
+	b->nmemo++;
+	b->memo[j] = (fmemo){f->addr, f->text, FM_NOT, 0, -1};
+	return &b->memo[j];
+}
+
+static bool memo_allocator(builder *b, const rt_frame *f)
+{
+	fmemo *m = memo_of(b, f);
+	if (m->alloc < 0)
+		m->alloc = allocator_frame(b->t, f);
+	return m->alloc;
+}
+
+/* f's functions appended to *v, as frame_functions gives them, found
+ * in the same order on f's first sight (so names are interned as
+ * they were without the memo). */
+static void memo_functions(builder *b, const rt_frame *f, vframe **v, size_t *n, size_t *cap)
+{
+	fmemo *m = memo_of(b, f);
+	if (m->first == FM_NOT) {
+		size_t at = b->npool;
+		frame_functions(b, f, &b->pool, &b->npool, &b->cpool);
+		m->first = (uint32_t)at;
+		m->n = (uint32_t)(b->npool - at);
+	}
+	for (uint32_t i = 0; i < m->n; i++)
+		RT_PUSH(*v, *n, *cap, b->pool[m->first + i]);
+}
+
 /* --- calls --- */
 
 typedef struct edge {
 	uint32_t caller, callee;
+	uint32_t code; /* the caller's */
 	uint64_t addr, line;
 	uint64_t to_addr, to_line;
 } edge;
@@ -269,19 +351,14 @@ static int edge_cmp(const void *a, const void *b)
 	return (x->line > y->line) - (x->line < y->line);
 }
 
-static uint32_t code_of(builder *b, uint32_t fn)
-{
-	return cg_code_get(b->p, 0, fn, b->p->fns[fn].file);
-}
-
 /* Self cost at v[0], and each distinct edge along v once. */
 static void add_stack(builder *b, const vframe *v, size_t n, const uint64_t *cost, uint64_t count,
 		      edge **e, size_t *cap)
 {
-	b->saturated |= !cg_add_cost(b->p, code_of(b, v[0].fn), v[0].addr, v[0].line, cost, b->nslots);
+	b->saturated |= !cg_add_cost(b->p, v[0].code, v[0].addr, v[0].line, cost, b->nslots);
 	size_t ne = 0;
 	for (size_t i = 1; i < n; i++) {
-		edge x = {v[i].fn, v[i - 1].fn, v[i].addr, v[i].line, v[i - 1].addr, v[i - 1].line};
+		edge x = {v[i].fn, v[i - 1].fn, v[i].code, v[i].addr, v[i].line, v[i - 1].addr, v[i - 1].line};
 		RT_PUSH(*e, ne, *cap, x);
 	}
 	if (ne > 1)
@@ -290,7 +367,7 @@ static void add_stack(builder *b, const vframe *v, size_t n, const uint64_t *cos
 		const edge *x = &(*e)[i];
 		if (i && !edge_cmp(x, x - 1))
 			continue;
-		cg_call c = {x->addr, x->line, x->to_addr, x->to_line, code_of(b, x->caller), x->callee,
+		cg_call c = {x->addr, x->line, x->to_addr, x->to_line, x->code, x->callee,
 			     b->nslots, CG_CALL_FILE_GIVEN, count, NULL};
 		b->saturated |= !cg_add_call(b->p, &c, cost);
 	}
@@ -317,14 +394,14 @@ static void add_stacks(builder *b)
 		size_t n = 0;
 		uint32_t len = bt < b->nbt ? rt_trace_bt_len(b->t, bt) : 0, k = 0;
 		const rt_frame *f = bt < b->nbt ? rt_trace_bt_frames(b->t, bt) : NULL;
-		while (k + 1 < len && allocator_frame(b->t, &f[k]))
+		while (k + 1 < len && memo_allocator(b, &f[k]))
 			k++;
 		for (; k < len; k++)
-			frame_functions(b, &f[k], &v, &n, &cv);
+			memo_functions(b, &f[k], &v, &n, &cv);
 		if (!n) {
 			static const char none[] = "(no backtrace)";
-			vframe x = {fn_of(b, b->unknown[CG_OBJECT], b->unknown[CG_FILE],
-					  cg_intern(b->p, CG_FUNCTION, none, sizeof none - 1)), 0, 0};
+			vframe x = fn_of(b, b->unknown[CG_OBJECT], b->unknown[CG_FILE],
+					 cg_intern(b->p, CG_FUNCTION, none, sizeof none - 1), 0, 0);
 			RT_PUSH(v, n, cv, x);
 		}
 		add_stack(b, v, n, cost, b->count[bt], &e, &ce);
@@ -398,6 +475,8 @@ cg_profile *cg_profile_build(rt_trace *t, const cg_trace_opts *opts, const cg_si
 	sum_leaks(&b);
 	add_part(&b);
 	add_stacks(&b);
+	free(b.memo);
+	free(b.pool);
 	free(b.cost);
 	free(b.count);
 	if (b.saturated && b.o->warn) {
