@@ -287,8 +287,10 @@ static void prepare(rt_trace *t, cg_profile **prof, enum cli_format format, conv
 		o->cgt.ctx = (void *)o->input;
 		if (o->stream && format != CLI_VGXML) {
 			cg_stream_end(o->stream, t); /* a call per backtrace, resolved next */
+			cli_resolve_opts res = o->res;
+			res.in_place = true; /* the stacks where they are, no copy */
 			if (resolve)
-				cli_resolve(t, &o->res);
+				cli_resolve(t, &res);
 			*prof = cg_stream_profile(o->stream, t, &o->cgt);
 			return;
 		}

@@ -205,6 +205,20 @@ callgrind_annotate callgrind.out.frees > ann.ref 2> err.txt && grep -q 'PROGRAM 
   bad "callgrind_annotate on the frees-only profile: $(cat err.txt)"
 "$RTRACE" annotate callgrind.out.frees > ann.out && cmp -s ann.ref ann.out && ok || bad "rtrace annotate on the frees-only profile"
 
+# a threaded program's binary trace: its stacks are numbered as the
+# threads' chunks are read, not by their first calls. Resolved where they
+# are, the profile still takes them by first call, as a resolved copy of
+# each would be numbered: the same file as from the trace in the text
+# protocol (numbered by first call), but for the leak verdicts' events
+mkdir thr
+"$RTRACE" run -q -o thr --leak-check=full -- "$PROGRAMS/tp_threads" > /dev/null 2>&1
+tt=$(ls thr/*.rtrace)
+"$RTRACE" postproc -i "$tt" > thr.txt
+"$RTRACE" convert --to callgrind -o thr_bin.cg "$tt" && "$RTRACE" convert --to callgrind -o thr_txt.cg thr.txt &&
+  [ "$(grep -c '^fn=' thr_bin.cg)" -gt 10 ] &&
+  diff <(grep -v '^event' thr_bin.cg) <(grep -v '^event' thr_txt.cg) > thr.diff && ok ||
+  bad "threaded trace: binary and text give other profiles: $(head -5 thr.diff)"
+
 "$RTRACE" convert --to callgrind --dump-instr=maybe "$trace" > /dev/null 2> err.txt
 [ $? = 2 ] && grep -q 'expected yes or no' err.txt && ok || bad "bad --dump-instr value"
 finish

@@ -382,12 +382,13 @@ static bool nonzero(const uint64_t *v, uint32_t n)
 }
 
 /* Every backtrace with a cost, as its functions. */
-static void add_stacks(builder *b)
+static void add_stacks(builder *b, const uint32_t *order)
 {
 	vframe *v = NULL;
 	edge *e = NULL;
 	size_t cv = 0, ce = 0;
-	for (uint32_t bt = 0; bt <= b->nbt; bt++) {
+	for (uint32_t i = 0; i <= b->nbt; i++) {
+		uint32_t bt = !order ? i : order[i] == RT_NONE ? b->nbt : order[i];
 		const uint64_t *cost = &b->cost[(size_t)bt * b->nslots];
 		if (!nonzero(cost, b->nslots))
 			continue;
@@ -458,7 +459,7 @@ static void add_part(builder *b)
 }
 
 cg_profile *cg_profile_build(rt_trace *t, const cg_trace_opts *opts, const cg_site_cost *c, size_t n,
-			     const cg_usage *u)
+			     const cg_usage *u, const uint32_t *order)
 {
 	static const cg_trace_opts defaults = {0};
 	const rt_leak_summary *ls = rt_trace_leak_summary(t);
@@ -474,7 +475,7 @@ cg_profile *cg_profile_build(rt_trace *t, const cg_trace_opts *opts, const cg_si
 	sum_sites(&b, c, n);
 	sum_leaks(&b);
 	add_part(&b);
-	add_stacks(&b);
+	add_stacks(&b, order);
 	free(b.memo);
 	free(b.pool);
 	free(b.cost);

@@ -32,8 +32,10 @@ typedef struct cg_usage {
 } cg_usage;
 
 /* The profile of trace t from its site costs (several may share a
- * backtrace) and the trace's leak verdicts. */
+ * backtrace) and the trace's leak verdicts; the stacks taken in the
+ * order of order[0 .. bt count] (ids, RT_NONE once), or NULL: by id,
+ * RT_NONE last. */
 cg_profile *cg_profile_build(rt_trace *t, const cg_trace_opts *opts, const cg_site_cost *c, size_t n,
-			     const cg_usage *u);
+			     const cg_usage *u, const uint32_t *order);
 
 #endif
