@@ -2038,6 +2038,95 @@ static void same_calls(const rt_trace *ta, const seen *a, const rt_trace *tb, co
 	}
 }
 
+/* The resident kilobytes of this process's map of path (its smaps Rss
+ * lines, summed), or -1 when it has none. */
+static long mapped_rss_kb(const char *path)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	assert_non_null(f);
+	char line[512];
+	long kb = -1, v;
+	unsigned long from, to;
+	bool in = false;
+	while (fgets(line, sizeof line, f)) {
+		if (sscanf(line, "%lx-%lx ", &from, &to) == 2) /* a map's first line */
+			in = strstr(line, path) != NULL;
+		else if (in && sscanf(line, "Rss: %ld kB", &v) == 1)
+			kb = (kb < 0 ? 0 : kb) + v;
+	}
+	fclose(f);
+	return kb;
+}
+
+typedef struct rss_watch {
+	const char *path;
+	long most;
+	size_t batches;
+} rss_watch;
+
+static void watch_call(void *ctx, rt_trace *t, const rt_call *c)
+{
+	(void)ctx, (void)t, (void)c;
+}
+
+static void watch_calls(void *ctx, rt_trace *t, const rt_call *c, size_t n)
+{
+	(void)t, (void)c, (void)n;
+	rss_watch *w = ctx;
+	if (w->batches++ % 8 == 0) {
+		long kb = mapped_rss_kb(w->path);
+		w->most = kb > w->most ? kb : w->most;
+	}
+}
+
+/* A compressed trace read from its file: the pages of its frames go back
+ * to the kernel once decoded, those each frame shares with its
+ * neighbours and the ones a fault brings in around it too (bin_merge.c,
+ * zrelease), so that its resident part stays a few frames' whatever the
+ * file's size. Before, the frames' 4 KiB chunks being a page or so each,
+ * about all the file stayed resident. The reader alone: with workers
+ * the kernel may map a large folio of the file 2 MB at once (a PMD),
+ * which no release splits. */
+static void compressed_pages_given_back(void **state)
+{
+	(void)state;
+	bfile bf;
+	bthread a;
+	simple(&bf, &a, 4096, 0);
+	uint64_t x = 11;
+	for (uint64_t i = 1; i < 300000; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		enc_call(&bf, &a, i, 0, ALLOC, FN_MALLOC, 1, (x >> 16) & ~15ull, x >> 52, 1, 0);
+	}
+	size_t zlen;
+	uint8_t *zb = compress_bf(&bf, &zlen);
+	assert_true(zlen > (1u << 20));
+	char path[] = "/tmp/test_bin_zrss.XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path, zb, zlen);
+	for (unsigned threads = 0; threads <= 1; threads++) {
+		rss_watch w = {path, -1, 0};
+		rt_trace *t = rt_trace_new();
+		rt_read_opts ro = {0, watch_call, NULL, &w, threads, watch_calls};
+		rt_read_stats st;
+		rt_diag err;
+		fd = open(path, O_RDONLY);
+		assert_true(fd >= 0);
+		assert_int_equal(rt_bin_read_fd(t, fd, "f", &ro, &st, &err), 0);
+		close(fd);
+		assert_int_equal(st.calls, 299999);
+		assert_true(w.batches > 100);
+		if (w.most < 0 || (size_t)w.most * 1024 > zlen / 4)
+			fail_msg("%ld KB of the %zu KB trace resident with %u threads", w.most, zlen / 1024, threads);
+		rt_trace_free(t);
+	}
+	unlink(path);
+	free(zb);
+	be_free(&bf.f);
+}
+
 /* A thread's calls of every kind the reader reads, with stacks, new
  * functions, messages, arguments and the lifetime filter's records
  * among them, in chunks of 4 KiB: the container delivers what the raw
@@ -2553,6 +2642,7 @@ int main(void)
 		cmocka_unit_test(call_arguments_bad_count),
 		cmocka_unit_test(shared_encoders_match_the_spec),
 		cmocka_unit_test(compressed_reads_as_raw),
+		cmocka_unit_test(compressed_pages_given_back),
 		cmocka_unit_test(bad_columns_fail_before_their_calls),
 		cmocka_unit_test(threads_read_as_one),
 		cmocka_unit_test(batches_read_as_calls),

@@ -447,6 +447,58 @@ static void test_changed_columns(void **state)
 	rt_bin_zc_free(z);
 }
 
+/* The tracer's frames whose calls' index or address varints are all of
+ * one length, or not: the column at a time path takes the lengths that
+ * are the same for every call once per frame (bin_zchunk.c, row_fixed),
+ * and each call's row must still be at the place the rows say, whatever
+ * the frame's index (one byte, crossing 2^7, 2^14, 2^21) and addresses
+ * (all 7 bytes, 3 and 7 bytes, the least of them shorter than the
+ * others, all short). */
+static void test_row_lengths(void **state)
+{
+	(void)state;
+	static const uint64_t first[] = {1, 100, 16300, (1ull << 21) - 300, 5000};
+	static const uint64_t base[][2] = {{0x7f0000001000ull, 0x7f0000001000ull},
+					   {0x7f0000001000ull, 0x20000ull},
+					   {0x555555550000ull, 0x1000ull},
+					   {0x30000ull, 0x30000ull},
+					   {0x4000ull, 0x7fff0ull}};
+	rt_bin_zc *z = rt_bin_zc_new();
+	gen g = {.b = malloc(CHUNK + 4096), .rng = 777};
+	assert_non_null(g.b);
+	for (int i = 0; i < 5 * 5 * 2; i++) {
+		uint64_t index = first[i % 5], live[32], lo = base[i / 5 % 5][0], hi = base[i / 5 % 5][1];
+		bool mixed = i / 25; /* some calls' other columns wide too */
+		size_t nlive = 0, want = 400 + (size_t)(rnd(&g) % 6000);
+		g.n = 0;
+		while (g.n + 200 < want) {
+			if (rnd(&g) % 25 == 0) {
+				u8(&g, RT_REC_BT), var(&g, 1 + rnd(&g) % 100), var(&g, 1), var(&g, 0x401000);
+				continue;
+			}
+			bool rel = nlive && rnd(&g) % 2;
+			uint64_t addr = rel ? live[rnd(&g) % nlive] : (rnd(&g) % 2 ? lo : hi) + (rnd(&g) % 256) * 16;
+			u8(&g, RT_REC_CALL), var(&g, index += 1 + rnd(&g) % 2), var(&g, mixed ? rnd(&g) % 300 : 5);
+			u8(&g, rel ? RT_TF_CALL_FREE : RT_TF_CALL_ALLOC), var(&g, mixed ? rnd(&g) % 200 : 3), var(&g, 1);
+			var(&g, addr);
+			if (!rel)
+				var(&g, rnd(&g) % 3000);
+			var(&g, mixed ? rnd(&g) % 400 : 7), var(&g, mixed ? rnd(&g) % 140 : 0);
+			if (!rel)
+				live[nlive < 32 ? nlive++ : rnd(&g) % 32] = addr;
+		}
+		uint8_t *frame;
+		uint32_t coding;
+		size_t zlen = encode_copy(z, g.b, g.n, &frame, &coding);
+		uint64_t fast = rt_bin_zc_fast_frames(z);
+		assert_true(same_as_rows(z, frame, zlen, coding, g.n) > 0);
+		assert_int_equal(rt_bin_zc_fast_frames(z), fast + 1); /* the column at a time path's */
+		free(frame);
+	}
+	free(g.b);
+	rt_bin_zc_free(z);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -456,6 +508,7 @@ int main(void)
 		cmocka_unit_test(test_endless_varint),
 		cmocka_unit_test(test_calls_as_rows),
 		cmocka_unit_test(test_changed_columns),
+		cmocka_unit_test(test_row_lengths),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -200,6 +200,16 @@ static int classify(rd *r, uint64_t off)
 	return CHUNK_OK;
 }
 
+/* A frame's coding word (its flags), read as hdr reads headers: a read
+ * through the map would bring the 64 KB around it back in. */
+static uint32_t zcoding_at(const rd *r, uint64_t off)
+{
+	uint8_t b[4];
+	if (r->mapped && pread(r->fd, b, sizeof b, (off_t)(off + RT_TF_OFF_ZCODING)) == (ssize_t)sizeof b)
+		return le32(b);
+	return le32(r->base + off + RT_TF_OFF_ZCODING);
+}
+
 static uint32_t new_stream(rd *r, uint32_t tid, uint64_t off, uint32_t seq)
 {
 	if (r->ns == r->cs)
@@ -230,7 +240,7 @@ static void index_chunk(rd *r, uint64_t off)
 	uint32_t prev = *sid;
 	stream *s = &r->s[prev];
 	if (r->z && !s->broken && seq == s->seq &&
-	    (le32(r->base + s->last + RT_TF_OFF_ZCODING) & RT_TF_ZFLAG_SNAP)) {
+	    (zcoding_at(r, s->last) & RT_TF_ZFLAG_SNAP)) {
 		/* a later, longer copy of a chunk written while it grew */
 		rt_bin_idmap_put(&r->zsuper, s->last, 1);
 		if (s->first == s->last)
@@ -341,6 +351,25 @@ static void zahead(rd *r, stream *s)
 	}
 }
 
+/* A compressed frame's pages go as soon as it is decoded (its bytes are
+ * in s->zbuf then, and the map's are not read again), with the pages it
+ * shares with its neighbours and the fault-around window before it
+ * (ZBACK): a fault on a frame's page maps the kernel's 64 KB around it,
+ * behind it too, so each frame entered brought back the tail of the one
+ * before, which release_chunk had let go already, and kept it: 21 of
+ * python3's 45 MB file stayed resident to the end. A page given back that
+ * a frame not yet decoded still holds is read back from the page cache
+ * when that frame is (a minor fault), never lost: the map is read-only. */
+#define ZBACK (256u << 10)
+static void zrelease(rd *r, uint64_t off, uint64_t end)
+{
+	uint64_t page = r->page, from = off > ZBACK ? off - ZBACK : 0, to = end < r->len ? end : r->len;
+	from = from / page * page;
+	to = (to + page - 1) / page * page;
+	if (to > from)
+		madvise((void *)(uintptr_t)(r->base + from), (size_t)(to - from), MADV_DONTNEED);
+}
+
 /* A compressed trace's frame at off, decoded into s->zbuf (its chunk
  * header, then the records), by a worker if it was queued. False with
  * r->diag when it does not decode. */
@@ -368,6 +397,8 @@ static bool zenter(rd *r, stream *s, uint64_t off)
 		return rt_bin_bad(r, off, "expected a frame that decodes to its %" PRIu32 " used bytes: %s", used, f.why);
 	s->chunk = off;
 	s->used_end = off + RT_TF_ZFRAME_HEADER + zlen; /* in the file: the reader's "end" of the chunk */
+	if (r->mapped)
+		zrelease(r, off, s->used_end);
 	s->p = s->zbuf + RT_TF_CHUNK_HEADER;
 	s->end = s->p + used;
 	s->znext = s->zc.n ? s->p + s->zc.at[0][0] : NULL;
@@ -379,7 +410,7 @@ static bool zenter(rd *r, stream *s, uint64_t off)
 /* Whether the frame at off is the last chunk of its thread. */
 static bool zlast(const rd *r, uint64_t off)
 {
-	return r->z && (le32(r->base + off + RT_TF_OFF_ZCODING) & RT_TF_ZFLAG_LAST);
+	return r->z && (zcoding_at(r, off) & RT_TF_ZFLAG_LAST);
 }
 
 /* A mapped trace's pages of the chunk (or frame) s leaves are given back

@@ -827,11 +827,11 @@ static bool col_fill32(const uint8_t **pp, const uint8_t *end, char *to, size_t 
 #define FIELD(c, f) ((char *)(c) + offsetof(rt_call, f))
 
 /* The addresses, as take_addr finds them, without a branch on the kind. */
-static bool fast_addr(rt_bin_zc *z, const uint8_t **pp, const uint8_t *end, rt_call *c, size_t n)
+static bool fast_addr(rt_bin_zc *z, const uint8_t **pp, const uint8_t *end, rt_call *c, size_t n, bool *wide)
 {
 	if (!col_fill(pp, end, FIELD(c, res_id), n, sizeof *c))
 		return false;
-	uint64_t last = 0, bad = 0;
+	uint64_t last = 0, bad = 0, lo = UINT64_MAX, hi = 0;
 	uint32_t na = 0;
 	for (size_t k = 0; k < n; k++) {
 		uint64_t v = c[k].res_id, back = v / 2, *slot = &z->ring[na % RING];
@@ -844,7 +844,10 @@ static bool fast_addr(rt_bin_zc *z, const uint8_t **pp, const uint8_t *end, rt_c
 		last = alloc ? addr : last;
 		na += alloc;
 		c[k].res_id = addr;
+		lo = addr < lo ? addr : lo;
+		hi |= addr;
 	}
+	*wide = n && vlen(lo) != vlen(hi); /* the addresses' varints not all of one length */
 	return !bad;
 }
 
@@ -869,7 +872,7 @@ static bool fast_size(rt_bin_zc *z, const uint8_t **pp, const uint8_t *end, rt_c
 /* The unchanged columns (delta, fn, bt, ctx) whose values may take
  * more than a byte: wide's bits, in that order (the resource's is never
  * wide: a resource id is at most 32). */
-enum { W_DT = 1, W_FN = 2, W_BT = 4, W_CTX = 8 };
+enum { W_DT = 1, W_FN = 2, W_BT = 4, W_CTX = 8, W_IDX = 16, W_ADDR = 32 };
 
 /* row_len less its type, kind and resource bytes and the one byte of
  * each unchanged column that is not wide: where every value of a column is
@@ -877,20 +880,45 @@ enum { W_DT = 1, W_FN = 2, W_BT = 4, W_CTX = 8 };
  * table's look-ups were a tenth of the frame's decoding. */
 static inline size_t row_len_wide(const rt_call *f, unsigned wide)
 {
-	return vlen(f->index) + vlen(f->res_id) + (f->kind == RT_TF_CALL_ALLOC ? vlen(f->size) : 0) +
+	return (wide & W_IDX ? vlen(f->index) : 0) + (wide & W_ADDR ? vlen(f->res_id) : 0) +
+	       (f->kind == RT_TF_CALL_ALLOC ? vlen(f->size) : 0) +
 	       (wide & W_DT ? vlen(f->timestamp_us) : 0) + (wide & W_FN ? vlen(f->fn) : 0) +
 	       (wide & W_BT ? vlen(f->bt) : 0) + (wide & W_CTX ? vlen(f->context) : 0);
 }
 
+/* The bytes every call's row of the frame has whatever its values: its
+ * type, kind and resource, one for each unchanged column that is not
+ * wide, and the index's and the address's varints where they are of one
+ * length for every call (the indices go up: the first's and the last's
+ * lengths tell; the addresses: the least's and that of all their bits);
+ * *wide gets W_IDX, W_ADDR where they are not. python3's frames: every
+ * one, which takes two of the seven varint lengths a call off the walk. */
+static size_t row_fixed(const rt_call *c, size_t nc, bool sorted, bool addr_wide, unsigned *wide)
+{
+	unsigned w = *wide;
+	size_t fixed = 7 - (w & 1) - (w >> 1 & 1) - (w >> 2 & 1) - (w >> 3 & 1);
+	if (nc && sorted && vlen(c[0].index) == vlen(c[nc - 1].index))
+		fixed += vlen(c[0].index);
+	else
+		w |= W_IDX;
+	if (nc && !addr_wide)
+		fixed += vlen(c[0].res_id);
+	else
+		w |= W_ADDR;
+	*wide = w;
+	return fixed;
+}
+
 /* The records in order: the calls' places, the BT rows written at
- * theirs; false unless they fill the n bytes exactly. */
+ * theirs; false unless they fill the n bytes exactly. fixed: the bytes
+ * every call's row has whatever its values (the columns not wide). */
 static bool fast_walk(dec *d, const uint8_t *type, size_t nt, const uint8_t *bt, const uint8_t *bt_end, size_t n,
-		      unsigned wide)
+		      unsigned wide, size_t fixed)
 {
 	rt_bin_zcalls *cs = d->calls;
 	const rt_call *c = cs->v;
 	uint32_t(*at)[2] = cs->at;
-	size_t pos = 0, fixed = 3 + (size_t)(4 - __builtin_popcount(wide));
+	size_t pos = 0;
 	cs->nruns = 0;
 	for (size_t i = 0; i < nt; i++) {
 		if (type[i] == RT_REC_CALL) {
@@ -931,7 +959,7 @@ static bool fast_kinds(rt_call *c, const uint8_t *kind, size_t nc, size_t *na)
 	for (; k + 8 <= nc; k += 8) {
 		uint64_t w = load64(kind + k);
 		bad |= (w & 0xfcfcfcfcfcfcfcfcull) | (~(w | w >> 1) & ONES); /* a byte not 1 or 2 */
-		a += (uint64_t)__builtin_popcountll(w & ONES);
+		a += (w & ONES) * ONES >> 56; /* the bytes' sum: no popcnt call (built without it) */
 	}
 	for (; k < nc; k++) {
 		bad |= (uint8_t)(kind[k] - 1) > 1;
@@ -1003,8 +1031,9 @@ static bool fast(rt_bin_zc *z, dec *d, size_t n)
 	rt_bin_zcalls *cs = d->calls;
 	calls_room(cs, nc + 1); /* not NULL for a frame without calls */
 	rt_call *c = cs->v;
+	bool addr_wide = false;
 	if (!fast_kinds(c, kind, nc, &na) || !col_fill(&p[C_IDX], end[C_IDX], FIELD(c, index), nc, sizeof *c) ||
-	    !fast_addr(z, &p[C_ADDR], end[C_ADDR], c, nc) || !fast_size(z, &p[C_SIZE], end[C_SIZE], c, nc, na))
+	    !fast_addr(z, &p[C_ADDR], end[C_ADDR], c, nc, &addr_wide) || !fast_size(z, &p[C_SIZE], end[C_SIZE], c, nc, na))
 		return false;
 	uint64_t w;
 	uint32_t ctx_or;
@@ -1020,7 +1049,8 @@ static bool fast(rt_bin_zc *z, dec *d, size_t n)
 	unsigned wide = 0;
 	for (int i = 0; i < 4; i++) /* a value of more than a byte */
 		wide |= (unsigned)((size_t)(p[same[i]] - from[i]) != nc) << i;
-	if (!fast_walk(d, type, nt, p[C_BTREC], end[C_BTREC], n, wide))
+	size_t fixed = row_fixed(c, nc, cs->sorted, addr_wide, &wide);
+	if (!fast_walk(d, type, nt, p[C_BTREC], end[C_BTREC], n, wide, fixed))
 		return false;
 	cs->n = nc;
 	return true;
