@@ -429,17 +429,23 @@ void rt_leak_fork_child(void)
 static void limit_lowering(int res, const struct rlimit *rl)
 {
 	if (res == RLIMIT_NOFILE && rl && RT_LOAD(rt_started)) {
-		int busy = rt_t.busy;
+		int busy = rt_t.busy, err = errno;
 		rt_t.busy = 1;
 		rt_leak_reserve();
 		rt_t.busy = busy;
+		errno = err;
 	}
 }
 
+/* The C library's function (dlsym allocates: busy, as rt_mod_next). */
 #define NEXT(name)                                                   \
 	static __typeof__(name) *next;                               \
-	if (!next)                                                   \
-		next = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
+	if (!next) {                                                 \
+		int busy_ = rt_t.busy;                               \
+		rt_t.busy = 1;                                       \
+		next = (__typeof__(name) *)dlsym(RTLD_NEXT, #name);  \
+		rt_t.busy = busy_;                                   \
+	}
 
 RT_EXPORT int setrlimit(__rlimit_resource_t res, const struct rlimit *rl)
 {
