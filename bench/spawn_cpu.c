@@ -8,6 +8,10 @@
  * before/after figures of bench/README.md, "Per-process cost", where
  * bench/startup.sh's single-library runs varied 2x between rounds.
  *
+ * RTRACE_FLAGS from spawn_cpu's own environment is passed on (c: children
+ * followed, for a script of short processes as PROGRAM; the CPU time then
+ * counts the children it waited for too).
+ *
  *   cc -O2 -o bench/out/spawn_cpu bench/spawn_cpu.c
  *   bench/out/spawn_cpu 300 /bin/true DIR - old/librtrace-preload.so build/librtrace-preload.so */
 #define _GNU_SOURCE
@@ -42,7 +46,10 @@ static void run(const char *prog, const char *lib, const char *dir, double *cpu,
 	snprintf(pre, sizeof pre, "LD_PRELOAD=%s", lib);
 	snprintf(out, sizeof out, "RTRACE_DIR=%s", dir);
 	snprintf(man, sizeof man, "RTRACE_MANIFEST=%s/manifest", dir);
-	char *envp[] = {strcmp(lib, "-") ? pre : "X=1", out, man, "RTRACE_DEPTH=32", "RTRACE_FLAGS=",
+	static char flags[64];
+	const char *f = getenv("RTRACE_FLAGS");
+	snprintf(flags, sizeof flags, "RTRACE_FLAGS=%s", f ? f : "");
+	char *envp[] = {strcmp(lib, "-") ? pre : "X=1", out, man, "RTRACE_DEPTH=32", flags,
 			"RTRACE_TOGGLE_SIGNAL=0", "RTRACE_LEAK_CHECK=full", "RTRACE_MODULES=memory",
 			"PATH=/usr/bin:/bin", NULL};
 	char *argv[] = {(char *)prog, NULL};

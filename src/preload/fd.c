@@ -555,6 +555,15 @@ static void exec_failed(const int *fds, unsigned n, uint64_t bt)
 		return rc_;                                                    \
 	} while (0)
 
+/* The real exec functions, found in the parent before a fork: a forked
+ * child often execs at once (a shell's), and a dlsym in each was ~3% of
+ * its CPU time in a traced shell loop. */
+void rt_fd_atfork_prepare(void)
+{
+	RT_REAL(real_execve, "execve");
+	RT_REAL(real_execvpe, "execvpe");
+}
+
 /* With the environment to pass (env.c: the tracer's variables when
  * children are followed). */
 RT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])

@@ -22,13 +22,15 @@ typedef struct rt_fdres {
 
 #define RT_FDRES_INIT(path, flags) {path, flags, -1, 0, 0, 0}
 
-/* Opens (or, in a forked child, opens again in its number) the reserved
- * descriptor; without a free descriptor it stays as it was, unusable in
- * a child. */
+/* Opens the reserved descriptor, or in a forked child opens it again in
+ * the number its parent's holds (a placeholder, fdres.c); nothing when
+ * it is this process's already or the program took its number. Without a
+ * free descriptor it stays as it was. */
 void rt_fdres_open(rt_fdres *r);
 /* A descriptor of r->path: a new one (*fresh set: the caller closes it)
- * or else the reserved one, when it is still the file opened; -1 and
- * errno (that of the failed open) when neither. */
+ * or else the reserved one, when it is still the file opened (a forked
+ * child's placeholder is reopened in its number then); -1 and errno
+ * (that of the failed open) when neither. */
 int rt_fdres_get(rt_fdres *r, bool *fresh);
 /* The reserved descriptor when it is still the file opened, else -1:
  * for a reader that does not move the file's position (an ioctl). */

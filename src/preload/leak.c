@@ -41,6 +41,7 @@
 #include <sys/single_threaded.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -418,7 +419,62 @@ void rt_leak_fork_child(void)
 {
 	owner = getpid();
 	atomic_store(&ran, 0);
-	rt_leak_reserve(); /* "/proc/self" was the parent's */
+	/* the parent's reserved descriptors hold their numbers until the
+	 * child needs its own (fdres.c): no open of /proc at each fork */
+}
+
+/* A forked child's own reserved descriptors before the program lowers its
+ * descriptor limit, which may leave the placeholders' numbers above it,
+ * where no open lands (fdres.c). Any other call goes straight on. */
+static void limit_lowering(int res, const struct rlimit *rl)
+{
+	if (res == RLIMIT_NOFILE && rl && RT_LOAD(rt_started)) {
+		int busy = rt_t.busy, err = errno;
+		rt_t.busy = 1;
+		rt_leak_reserve();
+		rt_t.busy = busy;
+		errno = err;
+	}
+}
+
+/* The C library's function (dlsym allocates: busy, as rt_mod_next). */
+#define NEXT(name)                                                   \
+	static __typeof__(name) *next;                               \
+	if (!next) {                                                 \
+		int busy_ = rt_t.busy;                               \
+		rt_t.busy = 1;                                       \
+		next = (__typeof__(name) *)dlsym(RTLD_NEXT, #name);  \
+		rt_t.busy = busy_;                                   \
+	}
+
+RT_EXPORT int setrlimit(__rlimit_resource_t res, const struct rlimit *rl)
+{
+	NEXT(setrlimit);
+	limit_lowering(res, rl);
+	return next(res, rl);
+}
+
+RT_EXPORT int setrlimit64(__rlimit_resource_t res, const struct rlimit64 *rl)
+{
+	NEXT(setrlimit64);
+	limit_lowering(res, (const struct rlimit *)rl);
+	return next(res, rl);
+}
+
+RT_EXPORT int prlimit(pid_t pid, __rlimit_resource_t res, const struct rlimit *rl, struct rlimit *old)
+{
+	NEXT(prlimit);
+	if (!pid || pid == getpid())
+		limit_lowering(res, rl);
+	return next(pid, res, rl, old);
+}
+
+RT_EXPORT int prlimit64(pid_t pid, __rlimit_resource_t res, const struct rlimit64 *rl, struct rlimit64 *old)
+{
+	NEXT(prlimit64);
+	if (!pid || pid == getpid())
+		limit_lowering(res, (const struct rlimit *)rl);
+	return next(pid, res, rl, old);
 }
 
 /* _exit skips the exit handlers: the check runs here, without freeres. */

@@ -92,6 +92,8 @@ enum rt_fd_stream {
 	RT_FDS_FCLOSE, RT_FDS_PCLOSE, RT_FDS_CLOSEDIR, RT_FDS_COUNT
 };
 bool rt_fd_tracing(void);
+/* Before a fork, in the parent: the real exec functions looked up. */
+void rt_fd_atfork_prepare(void);
 void rt_fd_stream_opened(enum rt_fd_stream f, int fd, const char *key, const char *v,
 			 const char *mode, uint64_t bt);
 void rt_fd_stream_closed(enum rt_fd_stream f, int fd, uint64_t bt);

@@ -114,6 +114,7 @@ static void start_tracing(void)
 
 static void atfork_prepare(void)
 {
+	rt_fd_atfork_prepare();
 	rt_life_flush(); /* the parent's held calls, in the parent's trace */
 	rt_cfi_atfork_prepare();
 	rt_writer_lock();

@@ -115,7 +115,14 @@ void rt_btcache_reset(void)
 	/* after fork: ids must be defined again in the child's file */
 	rt_btcache *c = rt_t.bts;
 	if (c) {
-		memset(c->slots, 0, c->nslots * sizeof(slot));
+		/* the slots' pages, shared with the parent until written, are
+		 * dropped rather than cleared: a child that execs soon (a
+		 * shell's) faults in only those it uses, as zero pages, where
+		 * clearing copied each (24 KiB and more: 6 page faults and
+		 * ~35 us in each of bash's fork children) */
+		size_t len = c->nslots * sizeof(slot);
+		if (syscall(SYS_madvise, c->slots, len, MADV_DONTNEED))
+			memset(c->slots, 0, len);
 		c->count = c->nips = 0;
 		c->last_id = 0;
 	}

@@ -6,7 +6,10 @@
  * limit lowered, every number below it taken) and leaks a block, "dup2"
  * takes every number below the limit by dup2 onto each, "dup2all" every
  * number below 1024, the tracer's own included; "hostile" first takes
- * the numbers of the descriptors open on /proc files (the tracer's). */
+ * the numbers of the descriptors open on /proc files (the tracer's);
+ * "forkfill" and "forkopen" do "fill" in a forked child (the parent
+ * waits), "forkopen" without lowering the limit: the child takes every
+ * number free below the one it inherited. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +20,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t handled, handler_calls;
@@ -100,8 +104,32 @@ static int hostile(void)
 	return fill(false, 64);
 }
 
+/* fill in a forked child, limit 64 (lowered) or 0 (the inherited one) */
+static int fork_fill(rlim_t limit)
+{
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		free(malloc(16)); /* the child's trace begins */
+		if (limit)
+			exit(fill(false, limit));
+		int n = 0;
+		while (open("/dev/null", O_RDONLY) >= 0)
+			n++;
+		leak77();
+		printf("fill taken=%d next=%s\n", n, open("/dev/null", O_RDONLY) < 0 ? strerror(errno) : "free");
+		return 0;
+	}
+	int status;
+	return pid < 0 || waitpid(pid, &status, 0) != pid || status != 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "forkfill"))
+		return fork_fill(64);
+	if (argc > 1 && !strcmp(argv[1], "forkopen"))
+		return fork_fill(0);
 	if (argc > 1 && !strcmp(argv[1], "hostile"))
 		return hostile();
 	if (argc > 1 && !strcmp(argv[1], "fill"))
