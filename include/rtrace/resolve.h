@@ -93,6 +93,13 @@ RTRACE_API void rt_resolve_get_stats(const rt_resolver *r, rt_resolve_stats *st)
  * a function (one warning each); this is not an error. */
 RTRACE_API void rt_resolve_trace(rt_trace *t, const rt_resolve_opts *opts, rt_resolve_stats *st);
 
+/* As rt_resolve_trace, with the n backtraces bts[i] (each seen first at
+ * call index[i]) walked in place of the calls, which are left as they
+ * are: each bts[i] becomes its resolved backtrace's id. For a caller that
+ * kept stacks without their calls (`rtrace heap`'s sites). */
+RTRACE_API void rt_resolve_bts(rt_trace *t, uint32_t *bts, const uint64_t *index, size_t n,
+			       const rt_resolve_opts *opts, rt_resolve_stats *st);
+
 #ifdef __cplusplus
 }
 #endif

@@ -156,7 +156,9 @@ RTRACE_API void rt_trace_add_attachment(rt_trace *t, const char *name, const cha
 RTRACE_API size_t rt_trace_attachment_count(const rt_trace *t);
 RTRACE_API const rt_attachment *rt_trace_attachment_at(const rt_trace *t, size_t i);
 
-/* Backtraces: each distinct frame sequence is stored once. */
+/* Backtraces: each distinct frame sequence is stored once. Until the
+ * first rt_trace_bt_frames the frames are a tree (shared outer frames),
+ * laid out as an array by that call: call it from one thread. */
 RTRACE_API uint32_t rt_trace_intern_bt(rt_trace *t, const rt_frame *frames, uint32_t n);
 RTRACE_API uint32_t rt_trace_bt_count(const rt_trace *t);
 RTRACE_API uint32_t rt_trace_bt_len(const rt_trace *t, uint32_t bt);

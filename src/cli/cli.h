@@ -157,6 +157,9 @@ bool cli_resolve_option(cli_resolve_opts *o, const char *cmd, int c, const char 
 bool cli_resolve_opts_given(const cli_resolve_opts *o);
 /* Resolves t's backtraces; unreadable modules are warnings. */
 void cli_resolve(rt_trace *t, const cli_resolve_opts *o);
+/* cli_resolve of the n backtraces bts[] (rt_resolve_bts) instead of the
+ * calls'. */
+void cli_resolve_bts(rt_trace *t, const cli_resolve_opts *o, uint32_t *bts, const uint64_t *index, size_t n);
 /* The resolver's options of o as cli_resolve gives them, into *ro (also
  * returned); *cache: a string of theirs to free after. */
 const rt_resolve_opts *cli_resolve_opts_for(const cli_resolve_opts *o, rt_resolve_opts *ro, char **cache);

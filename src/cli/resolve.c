@@ -141,11 +141,20 @@ const rt_resolve_opts *cli_resolve_opts_for(const cli_resolve_opts *o, rt_resolv
 
 void cli_resolve(rt_trace *t, const cli_resolve_opts *o)
 {
+	cli_resolve_bts(t, o, NULL, NULL, 0);
+}
+
+/* bts NULL: the calls' backtraces (rt_resolve_trace). */
+void cli_resolve_bts(rt_trace *t, const cli_resolve_opts *o, uint32_t *bts, const uint64_t *index, size_t n)
+{
 	rt_resolve_opts ro;
 	char *cache;
 	cli_resolve_opts_for(o, &ro, &cache);
 	rt_resolve_stats st;
-	rt_resolve_trace(t, &ro, &st);
+	if (bts)
+		rt_resolve_bts(t, bts, index, n, &ro, &st);
+	else
+		rt_resolve_trace(t, &ro, &st);
 	free(cache);
 	if (st.addrs && !st.functions && !st.missing)
 		cli_warning("no function name found for any of %" PRIu64 " address(es): no symbols or "

@@ -393,6 +393,51 @@ static void in_place_pass(void **state)
 	free(path);
 }
 
+/* In place, stacks given without calls (rtrace heap's sites): each is
+ * rewritten as in_place_pass's calls are; the trace's own calls are not
+ * walked. */
+static void in_place_bts(void **state)
+{
+	(void)state;
+	char *path = program("tp_resolve_O2");
+	layout l;
+	read_layout(path, &l);
+	uint64_t ret = leaf_return(path, &l);
+	rt_trace *t0 = trace_with(path, &l); /* the text of ret, from a first pass */
+	rt_frame b[2] = {{ret, RT_NONE}, {0x10, RT_NONE}}, x[2] = {{ret, RT_NONE}, {0x20, RT_NONE}};
+	uint32_t bt0 = rt_trace_intern_bt(t0, b, 1);
+	rt_resolve_bts(t0, &bt0, (uint64_t[]){1}, 1, NULL, NULL);
+	const char *text = rt_trace_str(t0, rt_trace_bt_frames(t0, bt0)[0].text);
+	rt_trace *t = trace_with(path, &l);
+	rt_frame a = {ret, rt_trace_intern(t, text, strlen(text))}; /* resolved already */
+	uint32_t ida = rt_trace_intern_bt(t, &a, 1);
+	uint32_t idb = rt_trace_intern_bt(t, b, 1), idc = rt_trace_intern_bt(t, b, 2);
+	rt_call c = {0};
+	c.index = 1;
+	c.kind = RT_CALL_ALLOC;
+	c.bt = rt_trace_intern_bt(t, x, 2); /* a call's stack: not given, left alone */
+	rt_trace_append_call(t, &c);
+	uint32_t bts[3] = {idc, idb, idc};
+	uint64_t index[3] = {1, 2, 3};
+	rt_resolve_opts o = {0};
+	o.in_place = true;
+	rt_resolve_stats st;
+	rt_resolve_bts(t, bts, index, 3, &o, &st);
+	assert_int_equal(bts[0], idc);
+	assert_int_equal(bts[1], ida); /* {ret} came out as a */
+	assert_int_equal(bts[2], idc);
+	const rt_frame *g = rt_trace_bt_frames(t, idc);
+	assert_int_equal(strncmp(rt_trace_str(t, g[0].text), "res_inner() at ", 15), 0);
+	assert_int_equal(g[1].text, RT_NONE); /* in no mapping */
+	assert_int_equal(g[0].text, a.text);
+	assert_int_equal(rt_trace_bt_frames(t, rt_trace_calls(t)[0].bt)[0].text, RT_NONE);
+	assert_int_equal(st.addrs, 1);
+	assert_int_equal(rt_trace_filter_bits(t) & RT_FILTER_RESOLVE, RT_FILTER_RESOLVE);
+	rt_trace_free(t);
+	rt_trace_free(t0);
+	free(path);
+}
+
 static void frame_info_model(void **state)
 {
 	(void)state;
@@ -434,6 +479,7 @@ int main(void)
 		cmocka_unit_test(missing_module_warns_once),
 		cmocka_unit_test(trace_pass),
 		cmocka_unit_test(in_place_pass),
+		cmocka_unit_test(in_place_bts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -146,6 +146,68 @@ static void bt_many_survive_rehash(void **state)
 	rt_trace_free(t);
 }
 
+/* Stacks sharing their outer frames, some twice, one text apart: the
+ * frames are a tree while only interned (trace.c), an array once read.
+ * Each stack, looked up in either, keeps its id and reads back whole. */
+enum { TREE_N = 2000, TREE_DEPTH = 24 };
+
+static uint32_t tree_stack(uint32_t i, rt_frame *f)
+{
+	uint32_t d = 1 + (i * 7) % TREE_DEPTH, v = i % 1500; /* 500 twice */
+	for (uint32_t k = 0; k < d; k++) {
+		uint32_t branch = k + 1 < d ? (v >> (k % 8)) & 1 : v; /* the innermost: its own */
+		f[k] = (rt_frame){0x400000 + 0x40 * (uint64_t)(d - k) + branch, RT_NONE};
+	}
+	if (d > 2 && v % 5 == 0)
+		f[1].text = 3; /* the same address with a text */
+	return d;
+}
+
+static bool same_frames(const rt_frame *a, const rt_frame *b, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++)
+		if (a[k].addr != b[k].addr || a[k].text != b[k].text)
+			return false;
+	return true;
+}
+
+static void bt_tree_then_array(void **state)
+{
+	(void)state;
+	rt_trace *t = rt_trace_new();
+	static rt_frame f[TREE_N][TREE_DEPTH];
+	uint32_t n[TREE_N], id[TREE_N];
+	for (uint32_t i = 0; i < TREE_N; i++) {
+		n[i] = tree_stack(i, f[i]);
+		id[i] = rt_trace_intern_bt(t, f[i], n[i]);
+	}
+	uint32_t distinct = 0; /* each stack's id is that of its first equal */
+	for (uint32_t i = 0; i < TREE_N; i++) {
+		uint32_t j = 0;
+		while (j < i && (n[j] != n[i] || !same_frames(f[j], f[i], n[i])))
+			j++;
+		distinct += j == i;
+		assert_int_equal(id[i], id[j]);
+		assert_int_equal(rt_trace_intern_bt(t, f[i], n[i]), id[i]); /* in the tree */
+	}
+	assert_int_equal(rt_trace_bt_count(t), distinct);
+	for (uint32_t i = 0; i < TREE_N; i++) {
+		assert_int_equal(rt_trace_bt_len(t, id[i]), n[i]);
+		const rt_frame *g = rt_trace_bt_frames(t, id[i]); /* the array */
+		for (uint32_t k = 0; k < n[i]; k++) {
+			assert_int_equal(g[k].addr, f[i][k].addr);
+			assert_int_equal(g[k].text, f[i][k].text);
+		}
+		assert_int_equal(rt_trace_intern_bt(t, f[i], n[i]), id[i]);
+	}
+	rt_frame late[] = {{0x400040, RT_NONE}, {0x999, RT_NONE}}; /* after the array */
+	uint32_t l = rt_trace_intern_bt(t, late, 2);
+	assert_int_equal(l, distinct);
+	assert_int_equal(rt_trace_bt_frames(t, l)[1].addr, 0x999);
+	assert_int_equal(rt_trace_bt_frames(t, id[0])[0].addr, f[0][0].addr);
+	rt_trace_free(t);
+}
+
 /* --- header --- */
 
 static void header_set_replace_lookup(void **state)
@@ -418,6 +480,7 @@ int main(void)
 		cmocka_unit_test(strdup_copies),
 		cmocka_unit_test(bt_interning),
 		cmocka_unit_test(bt_many_survive_rehash),
+		cmocka_unit_test(bt_tree_then_array),
 		cmocka_unit_test(header_set_replace_lookup),
 		cmocka_unit_test(header_filter_bits),
 		cmocka_unit_test(resource_registry),

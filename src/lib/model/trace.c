@@ -7,7 +7,15 @@
  * table of 8-byte slots (hash, id): python3's trace, 87,903 stacks of
  * 2.13M frames, keeps 34 MB of frames and 2 MB of slots (6.3 MB when a
  * slot also held the stack's length and offset: `rtrace heap`'s peak RSS
- * 82 -> 77 MB). */
+ * 82 -> 77 MB).
+ * While the trace is read, the frames are a tree of (parent, frame) nodes
+ * instead, as heaptrack keeps them: stacks share their outer frames, and
+ * python3's 2.13M frames are 271k nodes of 16 bytes (4.3 MB, and 2 MB of
+ * child slots, for 34 MB). The first reader of frames (rt_trace_bt_frames,
+ * the resolver's in-place pass) lays them out as one array, in id order as
+ * interning them there would have: readers see the same frames at the
+ * same places, and the array exists once the mapped trace is gone
+ * (`rtrace heap`'s peak RSS at the end of its pass). */
 #include "rtrace/trace.h"
 #include "model/trace_int.h"
 #include "util/util.h"
@@ -17,7 +25,7 @@
 #include <string.h>
 
 typedef struct rt_bt {
-	uint64_t off; /* into frames[] */
+	uint64_t off; /* into frames[]; in the tree, the innermost frame's node */
 	uint32_t n;
 	uint32_t hash;
 } rt_bt;
@@ -30,6 +38,22 @@ struct bt_slot {
 	uint32_t hash;
 	uint32_t id1; /* bt id + 1; 0 = empty */
 };
+
+/* A frame of the tree: 16 bytes, rt_frame's padding holding the parent. */
+typedef struct bt_node {
+	uint64_t addr;
+	uint32_t text;
+	uint32_t parent1; /* parent node + 1; 0: an outermost frame */
+} bt_node;
+
+/* The tree of frames, while no reader wanted them as an array: nodes,
+ * and an open table of node + 1 by (parent, frame). */
+typedef struct bt_tree {
+	bt_node *nodes;
+	size_t nnodes, cnodes;
+	uint32_t *slots;
+	size_t nslots;
+} bt_tree;
 
 /* Extensions are few (frame details, heap checking results, Valgrind
  * documents): a short array searched linearly. */
@@ -63,8 +87,10 @@ struct rt_trace {
 	rt_attachment *attachments;
 	size_t nattachments, cattachments;
 
-	rt_frame *frames;
+	rt_frame *frames; /* NULL while the tree holds them */
 	size_t nframes, cframes;
+	bt_tree tree;
+	bool flat; /* frames[] holds the frames, the tree is gone */
 	rt_bt *bts;
 	size_t nbts, cbts;
 	struct bt_slot *bt_slots;
@@ -110,6 +136,8 @@ void rt_trace_free(rt_trace *t)
 	free(t->comments);
 	free(t->attachments);
 	free(t->frames);
+	free(t->tree.nodes);
+	free(t->tree.slots);
 	free(t->bts);
 	free(t->bt_slots);
 	free(t->calls);
@@ -336,6 +364,93 @@ static void bt_rehash(rt_trace *t)
 	t->nbt_slots = nslots;
 }
 
+/* --- the tree of frames, while the trace is read --- */
+
+static size_t node_hash(uint32_t parent1, uint64_t addr, uint32_t text)
+{
+	return (size_t)rt_mix64(addr ^ ((uint64_t)text << 40) ^ (parent1 * 0x9e3779b97f4a7c15ULL));
+}
+
+static void tree_rehash(bt_tree *tr)
+{
+	size_t n = tr->nslots ? tr->nslots * 2 : 4096;
+	free(tr->slots);
+	tr->slots = rt_xcalloc(n, sizeof *tr->slots);
+	tr->nslots = n;
+	for (size_t i = 0; i < tr->nnodes; i++) {
+		const bt_node *nd = &tr->nodes[i];
+		size_t j = node_hash(nd->parent1, nd->addr, nd->text) & (n - 1);
+		while (tr->slots[j])
+			j = (j + 1) & (n - 1);
+		tr->slots[j] = (uint32_t)i + 1;
+	}
+}
+
+/* The node of frame f under node parent1 - 1 (0: none), added if new;
+ * returns the node + 1. */
+static uint32_t tree_child(bt_tree *tr, uint32_t parent1, const rt_frame *f)
+{
+	if ((tr->nnodes + 1) * 10 > tr->nslots * 7)
+		tree_rehash(tr);
+	size_t mask = tr->nslots - 1, j = node_hash(parent1, f->addr, f->text) & mask;
+	for (; tr->slots[j]; j = (j + 1) & mask) {
+		const bt_node *nd = &tr->nodes[tr->slots[j] - 1];
+		if (nd->parent1 == parent1 && nd->addr == f->addr && nd->text == f->text)
+			return tr->slots[j];
+	}
+	rt_grow((void **)&tr->nodes, &tr->cnodes, tr->nnodes + 1, sizeof *tr->nodes);
+	tr->nodes[tr->nnodes] = (bt_node){f->addr, f->text, parent1};
+	tr->slots[j] = (uint32_t)++tr->nnodes;
+	return tr->slots[j];
+}
+
+/* The node of a new stack's innermost frame, outermost frame first. */
+static uint64_t tree_add(bt_tree *tr, const rt_frame *f, uint32_t n)
+{
+	uint32_t at = 0;
+	for (uint32_t i = n; i-- > 0;)
+		at = tree_child(tr, at, &f[i]);
+	return at - 1;
+}
+
+/* Copies the frames of the stack whose innermost node is leaf to g. */
+static void tree_copy(const bt_tree *tr, uint64_t leaf, uint32_t n, rt_frame *g)
+{
+	const bt_node *nd = &tr->nodes[leaf];
+	for (uint32_t i = 0; i < n; i++, nd = &tr->nodes[nd->parent1 - 1]) {
+		g[i].addr = nd->addr; /* field by field: the padding stays zero */
+		g[i].text = nd->text;
+		if (i + 1 == n)
+			break;
+	}
+}
+
+/* The frames laid out as one array, in id order, the tree freed: what a
+ * reader of frames needs (the array is calloc'ed: its padding is zero,
+ * as the frames' copies had it). */
+static void bt_flatten(rt_trace *t)
+{
+	if (t->flat)
+		return;
+	bt_tree tr = t->tree;
+	t->tree = (bt_tree){0};
+	t->flat = true;
+	if (t->nframes)
+		t->frames = rt_xcalloc(t->nframes, sizeof *t->frames);
+	t->cframes = t->nframes;
+	uint64_t off = 0;
+	for (size_t id = 0; id < t->nbts; id++) {
+		rt_bt *b = &t->bts[id];
+		if (b->n)
+			tree_copy(&tr, b->off, b->n, t->frames + off);
+		b->off = off;
+		off += b->n;
+	}
+	free(tr.nodes);
+	free(tr.slots);
+}
+
+/* Whether stack slot->id1 - 1 is f[0..n), in the array or in the tree. */
 static bool bt_equal(const rt_trace *t, const struct bt_slot *slot, const rt_frame *f, uint32_t n)
 {
 	const rt_bt *b = &t->bts[slot->id1 - 1];
@@ -343,6 +458,15 @@ static bool bt_equal(const rt_trace *t, const struct bt_slot *slot, const rt_fra
 		return false;
 	if (n == 0)
 		return true; /* t->frames may still be NULL */
+	if (!t->flat) {
+		const bt_node *nd = &t->tree.nodes[b->off];
+		for (uint32_t i = 0;; nd = &t->tree.nodes[nd->parent1 - 1]) {
+			if (nd->addr != f[i].addr || nd->text != f[i].text)
+				return false;
+			if (++i == n)
+				return true;
+		}
+	}
 	const rt_frame *g = t->frames + b->off;
 	for (uint32_t i = 0; i < n; i++)
 		if (g[i].addr != f[i].addr || g[i].text != f[i].text)
@@ -380,11 +504,15 @@ uint32_t rt_trace_intern_bt_hashed(rt_trace *t, const rt_frame *frames, uint32_t
 		if (slot->hash == h && bt_equal(t, slot, frames, n))
 			return slot->id1 - 1;
 	}
-	if (n) {
+	if (!t->flat && t->tree.nnodes + n >= UINT32_MAX)
+		bt_flatten(t); /* node numbers are 32-bit */
+	rt_bt b = {t->nframes, n, h};
+	if (n && !t->flat)
+		b.off = tree_add(&t->tree, frames, n);
+	else if (n) {
 		rt_grow((void **)&t->frames, &t->cframes, t->nframes + n, sizeof *t->frames);
 		memcpy(t->frames + t->nframes, frames, n * sizeof *frames);
 	}
-	rt_bt b = {t->nframes, n, h};
 	t->nframes += n;
 	RT_PUSH(t->bts, t->nbts, t->cbts, b);
 	t->bt_slots[i] = (struct bt_slot){h, (uint32_t)t->nbts};
@@ -397,6 +525,7 @@ uint32_t rt_trace_bt_count(const rt_trace *t) { return (uint32_t)t->nbts; }
 
 rt_frame *rt_trace_bt_frames_mut(rt_trace *t, uint32_t bt)
 {
+	bt_flatten(t);
 	return bt < t->nbts && t->bts[bt].n ? t->frames + t->bts[bt].off : NULL;
 }
 
@@ -408,6 +537,7 @@ size_t rt_trace_str_count(const rt_trace *t) { return t->strs.n; }
 size_t rt_trace_bts_reindex(rt_trace *t, uint32_t *same)
 {
 	size_t dups = 0, mask = t->nbt_slots - 1;
+	bt_flatten(t);
 	if (t->nbt_slots)
 		memset(t->bt_slots, 0, t->nbt_slots * sizeof *t->bt_slots);
 	for (size_t id = 0; id < t->nbts; id++) {
@@ -437,6 +567,9 @@ uint32_t rt_trace_bt_len(const rt_trace *t, uint32_t bt)
 
 const rt_frame *rt_trace_bt_frames(const rt_trace *t, uint32_t bt)
 {
+	/* a trace is the caller's alone while it reads one (the tree is laid
+	 * out once, at the first reader) */
+	bt_flatten((rt_trace *)t);
 	/* an empty backtrace has no frames (and t->frames may be NULL) */
 	return bt < t->nbts && t->bts[bt].n ? t->frames + t->bts[bt].off : NULL;
 }

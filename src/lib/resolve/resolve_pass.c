@@ -85,6 +85,9 @@ typedef struct rt_rwalk {
 	size_t nents, cents, next;
 	uint32_t nbt; /* backtraces before the pass: the memo's size */
 	bool in_place;
+	uint32_t *roots; /* walked instead of the calls (rt_resolve_bts), or NULL */
+	const uint64_t *root_index;
+	size_t nroots;
 } rt_rwalk;
 
 /* A frame's text field holding its entry during an in-place pass. */
@@ -185,10 +188,12 @@ static void walk_bt(rt_resolver *r, rt_trace *t, rt_rwalk *w, uint32_t *bt, uint
  * false) or rewriting their backtraces. */
 static void walk_calls(rt_resolver *r, rt_trace *t, rt_rwalk *w, bool resolve)
 {
-	rt_call *calls = rt_trace_calls(t);
-	for (size_t i = 0, n = rt_trace_call_count(t); i < n; i++)
+	rt_call *calls = w->roots ? NULL : rt_trace_calls(t);
+	for (size_t i = 0, n = calls ? rt_trace_call_count(t) : 0; i < n; i++)
 		if (calls[i].kind != RT_CALL_DEAD)
 			walk_bt(r, t, w, &calls[i].bt, calls[i].index, resolve);
+	for (size_t i = 0; i < w->nroots; i++)
+		walk_bt(r, t, w, &w->roots[i], w->root_index[i], resolve);
 	size_t nl = rt_trace_leak_count(t), ne = rt_trace_heap_error_count(t);
 	rt_leak *l = nl ? rt_trace_leaks(t) : NULL;
 	for (size_t i = 0; i < nl; i++)
@@ -218,11 +223,13 @@ static void mark_resolved(rt_trace *t)
 	rt_trace_set_header(t, "filter", buf);
 }
 
-void rt_resolve_trace(rt_trace *t, const rt_resolve_opts *opts, rt_resolve_stats *st)
+static void resolve_walks(rt_trace *t, rt_rwalk *wp, const rt_resolve_opts *opts, rt_resolve_stats *st)
 {
 	rt_resolver *r = rt_resolve_new_for(t, opts, t);
 	uint32_t nbt = rt_trace_bt_count(t);
-	rt_rwalk w = {rt_xmalloc((nbt ? nbt : 1) * sizeof *w.memo), NULL, 0, NULL, 0, 0, 0, nbt, false};
+	rt_rwalk w = *wp;
+	w.memo = rt_xmalloc((nbt ? nbt : 1) * sizeof *w.memo);
+	w.nbt = nbt;
 	/* string ids and entries must stay below RMARK to be told apart */
 	w.in_place = opts && opts->in_place && rt_trace_str_count(t) < RMARK;
 	size_t memo_size = (nbt ? nbt : 1) * sizeof *w.memo;
@@ -241,4 +248,20 @@ void rt_resolve_trace(rt_trace *t, const rt_resolve_opts *opts, rt_resolve_stats
 	free(w.ents);
 	free(w.memo);
 	rt_resolve_free(r);
+}
+
+/* Stacks given as (bt, index) pairs rather than calls: `rtrace heap`
+ * kept no calls, and a call per site to walk was 56 bytes where the pair
+ * is 12 (python3's 87,902 sites: 4.9 MB of calls at the peak of RSS). */
+void rt_resolve_bts(rt_trace *t, uint32_t *bts, const uint64_t *index, size_t n,
+		    const rt_resolve_opts *opts, rt_resolve_stats *st)
+{
+	rt_rwalk w = {.roots = bts, .root_index = index, .nroots = n};
+	resolve_walks(t, &w, opts, st);
+}
+
+void rt_resolve_trace(rt_trace *t, const rt_resolve_opts *opts, rt_resolve_stats *st)
+{
+	rt_rwalk w = {0};
+	resolve_walks(t, &w, opts, st);
 }
