@@ -248,7 +248,8 @@ RTRACE_API cg_profile *cg_profile_from_trace(struct rt_trace *t, const cg_trace_
  * in between) and PeakBytes (bytes live at the peak heap consumption),
  * rtrace heap's figures. After the pass, cg_stream_end appends to t one
  * call per backtrace with a cost, for the resolver (resolve t then, or
- * not), and cg_stream_profile builds the profile from t as it is then.
+ * not), and cg_stream_profile builds the profile from t as it is then
+ * (once: the pass's costs go into it).
  * cg_profile_from_trace feeds a loaded trace's calls the same way. */
 struct rt_call;
 typedef struct cg_stream cg_stream;

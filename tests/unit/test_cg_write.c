@@ -1039,6 +1039,69 @@ static void test_trace_heap_events(void **state)
 	rt_trace_free(t);
 }
 
+/* The written profile of text, its calls fed to the streaming pass by
+ * batches of `batch` (as the binary reader hands them over; 0: one at
+ * a time, as the text reader does). */
+static char *streamed(const char *text, size_t batch)
+{
+	rt_trace *t = trace_of(text);
+	cg_stream *st = cg_stream_new();
+	const rt_call *c = rt_trace_calls_const(t);
+	size_t n = rt_trace_call_count(t);
+	for (size_t i = 0; i < n; i += batch ? batch : 1) {
+		if (!batch)
+			cg_stream_feed(st, t, &c[i]);
+		else
+			cg_stream_feed_calls(st, t, &c[i], i + batch < n ? batch : n - i);
+	}
+	cg_stream_end(st, t);
+	cg_profile *p = cg_stream_profile(st, t, NULL);
+	char *w = cg_write_mem(p, NULL, NULL);
+	cg_profile_free(p);
+	cg_stream_free(st);
+	rt_trace_free(t);
+	return w;
+}
+
+/* Memory's allocations from several stacks, one stack first seen at a
+ * release (which places it: stacks go by their first call), a type of
+ * its own, then (big) two allocations whose sizes add up past 2^64-1. */
+#define BATCH_TRACE(big)                                                                                     \
+	TRACE_HDR "<1> : memory (memory allocation in bytes)\n"                                             \
+		  "<2> : fd (file descriptor)\n"                                                            \
+		  ": /bin/app => 0x400000-0x500000\n"                                                       \
+		  "1. free<memory>(0x9000)\n\t0x400330 g() at /src/b.c:30\n\t0x400206 main() at /src/a.c:6\n\n" \
+		  "2. malloc<memory>(16) = 0x1000\n\t0x400110 f() at /src/a.c:10\n\t0x400205 main() at /src/a.c:5\n\n" \
+		  "3. open<fd>(1) = 0x3\n\t0x400120 h() at /src/c.c:3\n\t0x400205 main() at /src/a.c:5\n\n" \
+		  "4. free<memory>(0x1000)\n\t0x400140 k() at /src/c.c:9\n\n"                               \
+		  "5. malloc<memory>(32) = 0x2000\n\t0x400330 g() at /src/b.c:30\n\t0x400206 main() at /src/a.c:6\n\n" \
+		  "6. malloc<memory>(" big ") = 0x3000\n\t0x400110 f() at /src/a.c:10\n\t0x400205 main() at /src/a.c:5\n\n" \
+		  "7. malloc<memory>(" big ") = 0x4000\n\t0x400110 f() at /src/a.c:10\n\t0x400205 main() at /src/a.c:5\n\n" \
+		  "8. malloc<memory>(8) = 0x5000\n\t0x400330 g() at /src/b.c:30\n\t0x400206 main() at /src/a.c:6\n\n" \
+		  "9. free<memory>(0x2000)\n\n"
+
+/* By batches, memory's allocation calls and bytes are the heap
+ * profile's sites' (the pass does not count them again) until a sum
+ * could pass 2^64-1: then the pass counts them, from where it is in the
+ * batch, and holds the sums. Every batching gives the profile of the
+ * calls fed one at a time. */
+static void test_trace_batches(void **state)
+{
+	(void)state;
+	static const char *const texts[] = {BATCH_TRACE("24"), BATCH_TRACE("9223372036854775808")};
+	for (size_t k = 0; k < 2; k++) {
+		char *ref = streamed(texts[k], 0);
+		/* the bytes held at 2^64-1 (summary:; totals: sums the lines) */
+		assert_non_null(strstr(ref, k ? "\nsummary: 5 18446744073709551615 " : "\ntotals: 5 104 "));
+		for (size_t batch = 1; batch <= 10; batch++) {
+			char *b = streamed(texts[k], batch);
+			assert_string_equal(ref, b);
+			free(b);
+		}
+		free(ref);
+	}
+}
+
 /* Frames without text: named by address, in the mapped module or "???". */
 static void test_trace_unresolved(void **state)
 {
@@ -1074,6 +1137,7 @@ int main(void)
 		cmocka_unit_test(test_trace_written),
 		cmocka_unit_test(test_trace_instr),
 		cmocka_unit_test(test_trace_heap_events),
+		cmocka_unit_test(test_trace_batches),
 		cmocka_unit_test(test_trace_unresolved),
 		cmocka_unit_test(test_trace_typed),
 		cmocka_unit_test(test_trace_no_backtrace),

@@ -142,6 +142,12 @@ bool cg_add_cost(cg_profile *p, uint32_t code, uint64_t addr, uint64_t line,
  * flags and first target; v as for cg_add_cost (c->given values). False
  * when its count or a cost was held at 2^64-1. */
 bool cg_add_call(cg_profile *p, const cg_call *c, const uint64_t *v);
+/* The call of c's key (code, addr, line, callee), or CG_NONE; adds c's
+ * count, flags and values v (c->given of them) to call i, false as
+ * cg_add_call: a look-up apart from the sums, for the allocation
+ * profile's stacks, which add each distinct call once. */
+uint32_t cg_call_find(const cg_profile *p, const cg_call *c);
+bool cg_call_add_at(cg_profile *p, uint32_t i, const cg_call *c, const uint64_t *v);
 void cg_add_jump(cg_profile *p, const cg_jump *j);
 
 #endif

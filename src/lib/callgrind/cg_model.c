@@ -408,12 +408,30 @@ static bool call_eq(const void *ctx, uint32_t i)
 	       a->callee == b->callee;
 }
 
+static uint32_t call_hash(const cg_call *c)
+{
+	return cg_hash(c->addr, c->line, (uint64_t)c->code << 32 | c->callee);
+}
+
+uint32_t cg_call_find(const cg_profile *p, const cg_call *c)
+{
+	call_key k = {p, c};
+	return cg_index_find(&p->call_ix, call_hash(c), call_eq, &k);
+}
+
+bool cg_call_add_at(cg_profile *p, uint32_t i, const cg_call *c, const uint64_t *v)
+{
+	cg_call *e = &p->calls[i];
+	e->flags |= c->flags;
+	bool ok = cg_sat_add(&e->count, c->count);
+	return add_values((uint64_t *)e->v, &e->given, v, c->given) && ok;
+}
+
 bool cg_add_call(cg_profile *p, const cg_call *c, const uint64_t *v)
 {
 	call_key k = {p, c};
-	uint32_t h = cg_hash(c->addr, c->line, (uint64_t)c->code << 32 | c->callee);
 	bool added;
-	uint32_t i = cg_index_intern(&p->call_ix, h, call_eq, &k, (void **)&p->calls, &p->ncalls,
+	uint32_t i = cg_index_intern(&p->call_ix, call_hash(c), call_eq, &k, (void **)&p->calls, &p->ncalls,
 				     &p->ccalls, sizeof *p->calls, &added);
 	cg_call *e = &p->calls[i];
 	if (added) { /* c's position and callee, nothing counted yet */
@@ -423,9 +441,7 @@ bool cg_add_call(cg_profile *p, const cg_call *c, const uint64_t *v)
 		e->flags = 0;
 		e->v = cg_pool_alloc(&p->pool, p->nslots);
 	}
-	e->flags |= c->flags;
-	bool ok = cg_sat_add(&e->count, c->count);
-	return add_values((uint64_t *)e->v, &e->given, v, c->given) && ok;
+	return cg_call_add_at(p, i, c, v);
 }
 
 typedef struct jump_key {
