@@ -86,9 +86,9 @@ struct cg_stream {
 	cg_site_cost *sites; /* take_costs: the costs, by k until ids_now */
 	size_t nsites;
 	/* cg_stream_end's look at the stacks the resolver walks, in its
-	 * order (the calls', then the leak records'): each one's id and its
-	 * frames without a text then (stack_order) */
-	uint32_t *pre_bt, *pre_bare;
+	 * order (the calls', then the leak records'): each one's frames
+	 * without a text then (stack_order) */
+	uint32_t *pre_bare;
 	size_t npre;
 	uint32_t pre_nbt;
 	bool ended;
@@ -113,7 +113,6 @@ void cg_stream_free(cg_stream *s)
 	free(s->rhead);
 	free(s->recs);
 	free(s->proxy);
-	free(s->pre_bt);
 	free(s->pre_bare);
 	free(s->sites);
 	rt_leaks_free(s->leaks);
@@ -452,16 +451,12 @@ static uint32_t walked_bt(const rt_trace *t, size_t j)
 
 static void look_before(cg_stream *s, const rt_trace *t)
 {
-	free(s->pre_bt);
 	free(s->pre_bare);
 	s->npre = rt_trace_call_count(t) + rt_trace_leak_count(t);
 	s->pre_nbt = rt_trace_bt_count(t);
-	s->pre_bt = rt_xmalloc((s->npre ? s->npre : 1) * sizeof *s->pre_bt);
 	s->pre_bare = rt_xmalloc((s->npre ? s->npre : 1) * sizeof *s->pre_bare);
-	for (size_t j = 0; j < s->npre; j++) {
-		s->pre_bt[j] = walked_bt(t, j);
-		s->pre_bare[j] = bare_frames(t, s->pre_bt[j]);
-	}
+	for (size_t j = 0; j < s->npre; j++)
+		s->pre_bare[j] = bare_frames(t, walked_bt(t, j));
 }
 
 /* Backtrace k (with costs) on the list v of those, once (proxy marks). */
@@ -633,9 +628,8 @@ cg_profile *cg_stream_profile(cg_stream *s, rt_trace *t, const cg_trace_opts *op
 		take_costs(s);
 	ids_now(s, t, s->sites, s->nsites);
 	uint32_t *order = s->proxied ? stack_order(s, t) : NULL;
-	free(s->pre_bt);
 	free(s->pre_bare);
-	s->pre_bt = s->pre_bare = NULL;
+	s->pre_bare = NULL;
 	s->npre = 0;
 	cg_profile *p = cg_profile_build(t, opts, s->sites, s->nsites, &s->u, order);
 	free(order);
