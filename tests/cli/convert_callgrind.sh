@@ -195,6 +195,14 @@ printf 'version=2.0, arch=x86_64, process=/bin/x, pid=1\n<1> : memory (memory)\n
 [ $? = 0 ] && grep -q '^totals: 2 18446744073709551615 2 18446744073709551615 ' callgrind.out.big &&
   grep -q 'big.txt: costs add up past 2^64-1' err.txt && ok || bad "trace sums past 2^64-1: $(cat err.txt; grep totals callgrind.out.big)"
 
+# three such allocations, at two sites: totals: (the cost lines' sum)
+# is held where summary: is, not wrapped round
+printf 'version=2.0, arch=x86_64, process=/bin/x, pid=1\n<1> : memory (memory)\n1. malloc(9223372036854775808) = 0x1000\n\t0x401000\n2. malloc(9223372036854775808) = 0x2000\n\t0x401000\n3. malloc(9223372036854775808) = 0x3000\n\t0x402000\n\n' > big3.txt
+"$RTRACE" convert -o callgrind.out.big3 big3.txt 2> err.txt
+[ $? = 0 ] && grep -q '^summary: 3 18446744073709551615 3 18446744073709551615 ' callgrind.out.big3 &&
+  [ "$(sed -n 's/^summary://p' callgrind.out.big3)" = "$(sed -n 's/^totals://p' callgrind.out.big3)" ] && ok ||
+  bad "totals past 2^64-1: $(grep -E '^(summary|totals):' callgrind.out.big3)"
+
 # a trace with only releases: a valid profile with zero totals, which
 # callgrind_annotate reads, not an empty file
 printf 'version=2.0, arch=x86_64, process=/bin/x, pid=1\n<1> : memory (memory)\n1. free(0x1000)\n\t0x401000\n\n' > frees.txt

@@ -203,8 +203,8 @@ static void costs(writer *w, const uint64_t *v, uint32_t given, bool self)
 		uint64_t x = slot < given ? v[slot] : 0;
 		rt_out_ch(&w->out, ' ');
 		rt_out_u64(&w->out, x);
-		if (self)
-			w->sum[i] += x;
+		if (self) /* held at 2^64-1 as the part's summary is */
+			cg_sat_add(&w->sum[i], x);
 	}
 	rt_out_ch(&w->out, '\n');
 }
