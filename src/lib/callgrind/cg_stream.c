@@ -416,7 +416,8 @@ static void close_pass(cg_stream *s, const rt_trace *t)
 			unfreed(s, c[i].bt, s->key_of[c[i].res_type] ? s->key_of[c[i].res_type] - 1 : 0, c[i].size);
 }
 
-/* The backtraces with records, by their first call (ties by id). */
+/* A stack and what orders it (ties by id): its first call's index
+ * (by_first), or stack_order's rank. */
 typedef struct first_key {
 	uint64_t first;
 	uint32_t k;
@@ -571,19 +572,6 @@ static void ids_now(const cg_stream *s, const rt_trace *t, cg_site_cost *v, size
 		v[i].bt = mapped ? calls[s->base + s->proxy[v[i].bt]].bt : bt_of_k(v[i].bt);
 }
 
-typedef struct rank_key {
-	uint64_t rank;
-	uint32_t bt;
-} rank_key;
-
-static int rank_cmp(const void *a, const void *b)
-{
-	const rank_key *x = a, *y = b;
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
-	return (x->bt > y->bt) - (x->bt < y->bt);
-}
-
 /* The order the profile takes the stacks in: their ids, as a resolver
  * that interns a resolved copy of each stack leaves them (the order
  * names are numbered and functions written in). Resolved in place, ids
@@ -598,24 +586,24 @@ static uint32_t *stack_order(const cg_stream *s, const rt_trace *t)
 	if (rt_trace_call_count(t) + rt_trace_leak_count(t) != s->npre)
 		return NULL;
 	uint32_t nbt = rt_trace_bt_count(t);
-	rank_key *k = rt_xmalloc(((size_t)nbt + 1) * sizeof *k);
+	first_key *k = rt_xmalloc(((size_t)nbt + 1) * sizeof *k); /* first: the rank */
 	for (uint32_t i = 0; i < nbt; i++)
-		k[i] = (rank_key){UINT64_MAX, i};
+		k[i] = (first_key){UINT64_MAX, i};
 	for (size_t j = 0; j < s->npre; j++) {
 		uint32_t r = walked_bt(t, j);
 		if (r == RT_NONE || r >= nbt)
 			continue;
 		uint64_t v = bare_frames(t, r) < s->pre_bare[j] ? (uint64_t)s->pre_nbt + j : r;
-		if (v < k[r].rank)
-			k[r].rank = v;
+		if (v < k[r].first)
+			k[r].first = v;
 	}
 	for (uint32_t i = 0; i < nbt; i++)
-		if (k[i].rank == UINT64_MAX) /* not walked: by id */
-			k[i].rank = i;
-	qsort(k, nbt, sizeof *k, rank_cmp);
+		if (k[i].first == UINT64_MAX) /* not walked: by id */
+			k[i].first = i;
+	qsort(k, nbt, sizeof *k, first_cmp);
 	uint32_t *order = rt_xmalloc(((size_t)nbt + 1) * sizeof *order);
 	for (uint32_t i = 0; i < nbt; i++)
-		order[i] = k[i].bt;
+		order[i] = k[i].k;
 	order[nbt] = RT_NONE; /* calls without a stack: last, as by id */
 	free(k);
 	return order;

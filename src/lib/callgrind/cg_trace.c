@@ -56,7 +56,7 @@ typedef struct fmemo {
 	uint64_t addr;
 	uint32_t text;
 	uint32_t first, n; /* its functions in the pool; first FM_NOT: not yet */
-	int8_t alloc;      /* allocator_frame: 1, 0, -1 not yet */
+	int8_t alloc;      /* allocator_frame: 1, 0, -1 not yet; -2 an empty slot */
 } fmemo;
 #define FM_NOT UINT32_MAX
 
