@@ -42,6 +42,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/single_threaded.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #define cpu_relax() __builtin_ia32_pause()
@@ -77,6 +78,11 @@ typedef struct rt_heap_table {
 
 static table stripes[STRIPES] RT_COLD, fronts[FRONTS] RT_COLD;
 static _Atomic(_Atomic uint64_t *) hints;
+/* A bit per part (part(k)) that has its slots: the walks over every part
+ * at exit look at those alone. The parts' 8 KiB, never touched in a
+ * process that allocates nothing before its exit (/bin/true), were 3 page
+ * faults of its exit's check that nothing is live. */
+static _Atomic uint64_t ready_parts[2];
 _Atomic int rt_heap_quiet;
 static void (*real_free)(void *);
 static void drain_deferred(void);
@@ -168,6 +174,9 @@ static bool st_ready(table *s)
 		return true;
 	s->slots = rt_pages(INIT_SLOTS * sizeof *s->slots);
 	s->ring = rt_pages(RING * sizeof *s->ring);
+	unsigned k = s >= fronts && s < fronts + FRONTS ? STRIPES + (unsigned)(s - fronts) : (unsigned)(s - stripes);
+	if (s->slots || s->ring) /* mapped: the walks see them */
+		atomic_fetch_or(&ready_parts[k / 64], 1ull << (k % 64));
 	if (!s->slots || !s->ring)
 		return false;
 	s->mask = INIT_SLOTS - 1;
@@ -266,6 +275,8 @@ static __attribute__((noinline)) table *front_claim(void)
 		rt_h.front_id = k;
 		rt_h.front = t;
 		rt_h.nofront = 0;
+		if (!__libc_single_threaded)
+			rt_leak_threads_seen();
 		return t;
 	}
 	return NULL;
@@ -545,10 +556,23 @@ void rt_heap_unlock_all(void)
 		st_unlock(part(k));
 }
 
+/* Each part with slots, k from 0 up: for (k = -1; (k = next_ready(k)) >= 0;). */
+static int next_ready(int k)
+{
+	for (unsigned w = (unsigned)(k + 1) / 64; w < 2; w++) {
+		uint64_t bits = atomic_load(&ready_parts[w]);
+		if (w == (unsigned)(k + 1) / 64)
+			bits &= ~0ull << ((unsigned)(k + 1) % 64);
+		if (bits)
+			return (int)(w * 64 + (unsigned)__builtin_ctzll(bits));
+	}
+	return -1;
+}
+
 void rt_heap_each(void (*fn)(void *ctx, const rt_heap_ent *e), void *ctx)
 {
-	for (unsigned k = 0; k < PARTS; k++) {
-		const table *s = part(k);
+	for (int k = -1; (k = next_ready(k)) >= 0;) {
+		const table *s = part((unsigned)k);
 		for (size_t i = 0; s->slots && i <= s->mask; i++)
 			if (s->slots[i].addr)
 				fn(ctx, &s->slots[i]);
@@ -558,15 +582,15 @@ void rt_heap_each(void (*fn)(void *ctx, const rt_heap_ent *e), void *ctx)
 size_t rt_heap_count(void)
 {
 	size_t n = 0;
-	for (unsigned k = 0; k < PARTS; k++)
-		n += part(k)->count;
+	for (int k = -1; (k = next_ready(k)) >= 0;)
+		n += part((unsigned)k)->count;
 	return n;
 }
 
 void rt_heap_each_map(void (*fn)(void *ctx, uintptr_t lo, uintptr_t hi), void *ctx)
 {
-	for (unsigned k = 0; k < PARTS; k++) {
-		const table *s = part(k);
+	for (int k = -1; (k = next_ready(k)) >= 0;) {
+		const table *s = part((unsigned)k);
 		if (s->slots)
 			fn(ctx, (uintptr_t)s->slots, (uintptr_t)(s->slots + s->mask + 1));
 		if (s->ring)
@@ -580,14 +604,18 @@ void rt_heap_each_map(void (*fn)(void *ctx, uintptr_t lo, uintptr_t hi), void *c
 /* fork: no part may be held by a thread that does not exist in the
  * child, so the forking thread holds them all across the fork. In the
  * child, the fronts of the threads that did not come along (their
- * blocks still live there) go to the child's next threads. */
+ * blocks still live there) go to the child's next threads. A process
+ * without other threads forks with none held (preload.c, atfork_prepare):
+ * locked is false, nothing to release. */
 void rt_heap_atfork_prepare(void) { rt_heap_lock_all(); }
 void rt_heap_atfork_parent(void) { rt_heap_unlock_all(); }
 
-void rt_heap_atfork_child(void)
+void rt_heap_atfork_child(bool locked)
 {
+	/* stored only where set: each store copies its page in the child */
 	for (unsigned k = 0; k < FRONTS; k++)
-		if (&fronts[k] != rt_h.front)
+		if (&fronts[k] != rt_h.front && atomic_load_explicit(&fronts[k].owned, memory_order_relaxed))
 			atomic_store(&fronts[k].owned, 0);
-	rt_heap_unlock_all();
+	if (locked)
+		rt_heap_unlock_all();
 }

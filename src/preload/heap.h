@@ -69,7 +69,7 @@ size_t rt_heap_count(void);
 void rt_heap_each_map(void (*fn)(void *ctx, uintptr_t lo, uintptr_t hi), void *ctx);
 void rt_heap_atfork_prepare(void);
 void rt_heap_atfork_parent(void);
-void rt_heap_atfork_child(void);
+void rt_heap_atfork_child(bool locked);
 
 /* Per-thread state of the heap checking, which signal handlers of the
  * same thread read too.
@@ -264,6 +264,10 @@ void rt_leak_fork_child(void);
 /* Opens the descriptors the check reads through when the program leaves
  * none free (after rt_leak_init and the modules' init). */
 void rt_leak_reserve(void);
+/* A thread other than the first one made its first table operation
+ * (heap.c): the check will have threads to list, and reserves the
+ * descriptor it lists them through. */
+void rt_leak_threads_seen(void);
 /* fatal.c's: the check at a fatal signal (the reason when it cannot
  * run, or NULL), the mode, and a signal to send again when the thread
  * leaves the interposer it is in. */

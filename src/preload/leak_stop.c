@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/single_threaded.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,12 +47,7 @@ static _Atomic int resume_gen;
 static int list_errno; /* why the threads could not be listed */
 static unsigned parked_count(void);
 
-void rt_leak_cat(char *buf, size_t cap, size_t *n, const char *s)
-{
-	for (; *s && *n + 1 < cap; s++)
-		buf[(*n)++] = *s;
-	buf[*n] = '\0';
-}
+void rt_leak_cat(char *buf, size_t cap, size_t *n, const char *s) { rt_cat(buf, cap, n, s); }
 
 uint64_t rt_leak_now_us(void)
 {
@@ -236,6 +232,10 @@ const char *rt_leak_stop_why(void)
 bool rt_leak_stop_threads(void)
 {
 	static int sent[MAX_PARKED] RT_COLD, now[MAX_PARKED] RT_COLD;
+	if (__libc_single_threaded) { /* no other thread: glibc clears it at the first pthread_create, for good */
+		atomic_store(&nparked, 0);
+		return true;
+	}
 	if (!parked)
 		parked = rt_pages(MAX_PARKED * sizeof *parked);
 	if (!parked || !(park_sig = pick_signal()))

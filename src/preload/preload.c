@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/single_threaded.h>
 #include <unistd.h>
 
 rt_options rt_opt = {.depth = 32, .timestamps = true};
@@ -112,10 +113,26 @@ static void start_tracing(void)
 	update_active();
 }
 
+/* The tracer's locks are held across a fork only when another thread
+ * could hold one: a process that never started a thread (glibc's
+ * __libc_single_threaded: a shell, make) forks with none held, since the
+ * forking thread holds none outside the tracer's own code. Taking and
+ * releasing them wrote their pages (the live-block table's 128 parts,
+ * 8 KiB; the writer's and the rule reader's mutexes) before the fork and
+ * again after it, in the parent and in the child, where each write after
+ * the fork copies the page: ~8 page faults per fork of a traced shell.
+ * Written only when it changes: no copy of its own page at each fork. */
+static bool fork_locked;
+
 static void atfork_prepare(void)
 {
 	rt_fd_atfork_prepare();
 	rt_life_flush(); /* the parent's held calls, in the parent's trace */
+	bool locked = !__libc_single_threaded;
+	if (fork_locked != locked)
+		fork_locked = locked;
+	if (!locked)
+		return;
 	rt_cfi_atfork_prepare();
 	rt_writer_lock();
 	rt_heap_atfork_prepare();
@@ -123,6 +140,8 @@ static void atfork_prepare(void)
 
 static void atfork_parent(void)
 {
+	if (!fork_locked)
+		return;
 	rt_heap_atfork_parent();
 	rt_writer_unlock();
 	rt_cfi_atfork_parent();
@@ -130,11 +149,12 @@ static void atfork_parent(void)
 
 static void atfork_child(void)
 {
-	rt_heap_atfork_child();
+	rt_heap_atfork_child(fork_locked);
 	rt_leak_fork_child();
 	rt_leak_live_fork_child();
-	rt_cfi_atfork_child();
-	rt_writer_fork_child(rt_write_preamble); /* the file at the first record */
+	if (fork_locked)
+		rt_cfi_atfork_child();
+	rt_writer_fork_child(rt_write_preamble, fork_locked); /* the file at the first record */
 	update_active();
 	rt_t.busy = 0;
 }

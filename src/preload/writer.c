@@ -10,9 +10,9 @@
  * process that never exits cleanly (exec, SIGKILL) leaves a file at most
  * twice what it recorded instead of a whole segment; a clean exit cuts
  * the rest off. Growing must not change how the program runs: the file
- * size limit (RLIMIT_FSIZE) is checked first and SIGXFSZ is held back
- * around the tracer's own writes, so the program never receives it for
- * them. The first segment is mapped without readahead (no_readahead):
+ * size limit (RLIMIT_FSIZE) is checked first and, when there is one,
+ * SIGXFSZ is held back around the tracer's own writes, so the program
+ * never receives it for them. The first segment is mapped without readahead (no_readahead):
  * a short process's first fault no longer pages in its whole first chunk. */
 #define _GNU_SOURCE
 #include "preload.h"
@@ -92,7 +92,7 @@ const char *rt_trace_data_path(void) { return data_path; }
  * does the mask. Async-signal-safe (the writer runs in handlers too). */
 typedef struct xfsz_hold {
 	sigset_t mask;
-	bool pending;
+	bool held, pending;
 } xfsz_hold;
 
 static void xfsz_set(sigset_t *x)
@@ -101,8 +101,15 @@ static void xfsz_set(sigset_t *x)
 	sigaddset(x, SIGXFSZ);
 }
 
+/* Without a file size limit (the common case) no write raises SIGXFSZ:
+ * one getrlimit instead of the four calls that hold it back (~40 system
+ * calls of each command of a traced shell loop). */
 static void xfsz_hold_on(xfsz_hold *h)
 {
+	struct rlimit rl;
+	h->held = getrlimit(RLIMIT_FSIZE, &rl) || rl.rlim_cur != RLIM_INFINITY;
+	if (!h->held)
+		return;
 	sigset_t x, p;
 	xfsz_set(&x);
 	pthread_sigmask(SIG_BLOCK, &x, &h->mask);
@@ -111,6 +118,8 @@ static void xfsz_hold_on(xfsz_hold *h)
 
 static void xfsz_hold_off(const xfsz_hold *h)
 {
+	if (!h->held)
+		return;
 	sigset_t x, p;
 	xfsz_set(&x);
 	if (!h->pending && !sigpending(&p) && sigismember(&p, SIGXFSZ)) {
@@ -612,12 +621,20 @@ static int open_trace(int (*make)(const char *data))
 	char name[256];
 	trace_name(name);
 	pid_t pid = getpid();
-	for (int n = 0; n < 1000; n++) {
-		if (n)
-			snprintf(trace_path, sizeof trace_path, "%s/%s-%d-%d.rtrace", rt_opt.dir, name, (int)pid, n);
-		else
-			snprintf(trace_path, sizeof trace_path, "%s/%s-%d.rtrace", rt_opt.dir, name, (int)pid);
-		snprintf(data_path, sizeof data_path, "%s%s", trace_path, rt_opt.raw_suffix ? RT_RAW_SUFFIX : "");
+	for (int k = 0; k < 1000; k++) {
+		size_t n = 0; /* DIR/NAME-PID.rtrace, DIR/NAME-PID-K.rtrace */
+		rt_cat(trace_path, sizeof trace_path, &n, rt_opt.dir);
+		rt_cat(trace_path, sizeof trace_path, &n, "/");
+		rt_cat(trace_path, sizeof trace_path, &n, name);
+		rt_cat(trace_path, sizeof trace_path, &n, "-");
+		rt_cat_dec(trace_path, sizeof trace_path, &n, (uint64_t)pid);
+		if (k) {
+			rt_cat(trace_path, sizeof trace_path, &n, "-");
+			rt_cat_dec(trace_path, sizeof trace_path, &n, (uint64_t)k);
+		}
+		rt_cat(trace_path, sizeof trace_path, &n, ".rtrace");
+		memcpy(data_path, trace_path, n + 1);
+		rt_cat(data_path, sizeof data_path, &n, rt_opt.raw_suffix ? RT_RAW_SUFFIX : "");
 		if (rt_opt.raw_suffix && !access(trace_path, F_OK))
 			continue; /* the compressed trace's name is taken */
 		int fd = make(data_path);
@@ -654,11 +671,15 @@ static void announce(const char *mark, const char *path)
 	if (fd < 0)
 		return;
 	char line[4200];
-	int n = snprintf(line, sizeof line, "%d %s%s", (int)getpid(), mark, path);
+	size_t n = 0; /* "PID MARKPATH" */
+	rt_cat_dec(line, sizeof line, &n, (uint64_t)getpid());
+	rt_cat(line, sizeof line, &n, " ");
+	rt_cat(line, sizeof line, &n, mark);
+	rt_cat(line, sizeof line, &n, path);
 	xfsz_hold x;
 	xfsz_hold_on(&x);
-	if (n > 0 && (size_t)n < sizeof line)
-		(void)!write(fd, line, (size_t)n + 1);
+	if (n + 1 < sizeof line) /* not cut short */
+		(void)!write(fd, line, n + 1);
 	xfsz_hold_off(&x);
 	close(fd);
 }
@@ -669,7 +690,8 @@ static void announce(const char *mark, const char *path)
 static void exec_target(const char *file, char *out, size_t len)
 {
 	const char *dirs = getenv("PATH");
-	snprintf(out, len, "%s", file);
+	size_t k = 0;
+	rt_cat(out, len, &k, file);
 	if (strchr(file, '/') || !dirs)
 		return;
 	for (const char *d = dirs; *d;) {
@@ -688,7 +710,8 @@ void rt_writer_exec(const char *file)
 {
 	if (rt_opt.follow)
 		return; /* the new program writes a trace of its own */
-	char prog[4096] = "";
+	char prog[4096]; /* not cleared whole: each 4 KiB of stack is a page copied in a fork child */
+	prog[0] = '\0';
 	if (file)
 		exec_target(file, prog, sizeof prog);
 	announce(">", prog);
@@ -761,10 +784,13 @@ void rt_writer_unlock(void) { pthread_mutex_unlock(&grow_lock); }
 /* In a forked child: drop the parent's mappings; a file of our own
  * comes with the first record, which preamble() begins (open_late). Only
  * the forking thread exists here. */
-void rt_writer_fork_child(void (*preamble)(void))
+void rt_writer_fork_child(void (*preamble)(void), bool locked)
 {
-	pthread_mutex_init(&grow_lock, NULL);
-	pthread_mutex_init(&open_lock, NULL);
+	if (locked) { /* else unlocked at the fork, and untouched: no page copied */
+		/* by assignment: no lazy binding in the child (cfi.c) */
+		grow_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+		open_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	}
 	int old = own_fd, busy = rt_t.busy;
 	own_fd = -1; /* the parent's file */
 	rt_t.busy = 1;
@@ -775,7 +801,7 @@ void rt_writer_fork_child(void (*preamble)(void))
 	uint64_t segs = (atomic_load(&ready_chunks) + CHUNKS_PER_SEG - 1) / CHUNKS_PER_SEG;
 	for (uint64_t s = 0; s < segs; s++) {
 		if (seg_base(s))
-			munmap(seg_base(s), SEG_SIZE);
+			rt_pages_free(seg_base(s), SEG_SIZE); /* the system call: no binding of munmap in the child */
 		seg_base(s) = NULL;
 		atomic_store(&seg_done[s], 0);
 	}

@@ -1,6 +1,7 @@
 # A forked child's cost (issue 21): a shell's fork child, which execs at
 # once, opens nothing in /proc for the leak check (its parent's reserved
-# descriptors hold the numbers until it needs its own); a fork child that
+# descriptors hold the numbers until it needs its own) and has ld.so look
+# up no symbol before its exec; a fork child that
 # leaves no descriptor free is still checked, whether it fills the
 # numbers it inherited or lowers its limit first; the tracer's stack
 # cache is emptied in the child without copying its pages.
@@ -22,6 +23,25 @@ done
 [ "$kids" = 3 ] && ok || bad "the loop: $kids processes exec'd /bin/true, not 3"
 [ "$early" = 0 ] && ok || bad "$early processes opened /proc/self/maps or task before their exec"
 [ "$(ls bash-*.rtrace | wc -l)" = 4 ] && ok || bad "the loop: $(ls bash-*.rtrace | wc -l) bash traces, not 4"
+
+# no symbol is bound by ld.so in a fork child before its exec: a function
+# the parent never called (lazy binding) is looked up through every
+# library's hash tables, pages the child has not mapped yet. ld.so writes
+# a fork child's lines into its parent's LD_DEBUG_OUTPUT file, under the
+# child's pid; the program after the exec writes a file of its own.
+rm -f ./*.rtrace ldb.*
+LD_DEBUG=bindings LD_DEBUG_OUTPUT="$TMP/ldb" "$RTRACE" run -q --follow-children -o "$TMP" -- \
+  bash -c 'for i in 1 2 3; do /bin/true; done' > /dev/null 2>&1
+late=0 shells=0
+for f in ldb.*; do
+  grep -q "binding file bash \[0\]" "$f" || continue # bash's (not rtrace run's, not true's)
+  shells=$((shells + 1))
+  own=${f#ldb.}
+  n=$(awk -v own="$own:" '$1 != own && /binding file .*librtrace-preload/ { n++ } END { print n + 0 }' "$f")
+  late=$((late + n))
+  [ "$n" = 0 ] || head -c 600 "$f" | grep -v "^ *$own:" >&2
+done
+[ "$shells" = 1 ] && [ "$late" = 0 ] && ok || bad "bash's fork children bound $late symbols of the tracer's (bash's files: $shells)"
 
 # no descriptor free in a fork child at exit: its leak check still reads
 # /proc (memcheck's verdict: 77 bytes definitely lost in the child)
