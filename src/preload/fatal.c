@@ -170,7 +170,9 @@ RT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 	int rc = real_sigaction(sig, dfl ? &ours : act, &prev);
 	if (rc)
 		return rc;
-	if (dfl)
+	/* stored only when it changed: a shell sets the same default around
+	 * every command, and each store copied view's page after each fork */
+	if (dfl && memcmp(&view[sig], act, sizeof *act))
 		view[sig] = *act;
 	if (old)
 		*old = is_ours(&prev) ? was : prev;
