@@ -141,15 +141,25 @@ size_t rt_env_exec_size(char *const *envp)
 }
 
 /* "NAME=a[:b]" at p; returns the byte after its end. */
+/* stpcpy without the C library's: the exec interposers run this in fork
+ * children, where a function the parent never called is bound by ld.so
+ * (a lookup through every library's tables, ~30 us of such a child) */
+static char *put_str(char *p, const char *s)
+{
+	while (*s)
+		*p++ = *s++;
+	return p;
+}
+
 static char *put_entry(char *p, const char *name, const char *a, size_t alen, const char *b)
 {
-	p = stpcpy(p, name);
+	p = put_str(p, name);
 	*p++ = '=';
 	memcpy(p, a, alen);
 	p += alen;
 	if (b && *b) {
 		*p++ = ':';
-		p = stpcpy(p, b);
+		p = put_str(p, b);
 	}
 	*p = '\0';
 	return p + 1;

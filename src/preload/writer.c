@@ -592,15 +592,12 @@ const char *rt_exe_path(void)
 /* The trace's name: the executable's file name ("trace" when unknown). */
 static void trace_name(char name[256])
 {
-	const char *exe = rt_exe_path();
-	strcpy(name, "trace");
-	if (exe[0]) {
-		const char *b = strrchr(exe, '/');
-		b = b ? b + 1 : exe;
-		size_t n = strlen(b) < 255 ? strlen(b) : 255;
-		memcpy(name, b, n);
-		name[n] = '\0';
-	}
+	const char *exe = rt_exe_path(), *b = exe;
+	for (const char *c = exe; *c; c++) /* its last part (no libc call: fork children run this) */
+		if (*c == '/')
+			b = c + 1;
+	size_t n = 0;
+	rt_cat(name, 256, &n, exe[0] ? b : "trace");
 }
 
 /* A new file, data (O_EXCL: EEXIST when the name is taken). */
