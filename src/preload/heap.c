@@ -42,7 +42,6 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/single_threaded.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #define cpu_relax() __builtin_ia32_pause()
@@ -275,8 +274,6 @@ static __attribute__((noinline)) table *front_claim(void)
 		rt_h.front_id = k;
 		rt_h.front = t;
 		rt_h.nofront = 0;
-		if (!__libc_single_threaded)
-			rt_leak_threads_seen();
 		return t;
 	}
 	return NULL;

@@ -264,10 +264,6 @@ void rt_leak_fork_child(void);
 /* Opens the descriptors the check reads through when the program leaves
  * none free (after rt_leak_init and the modules' init). */
 void rt_leak_reserve(void);
-/* A thread other than the first one made its first table operation
- * (heap.c): the check will have threads to list, and reserves the
- * descriptor it lists them through. */
-void rt_leak_threads_seen(void);
 /* fatal.c's: the check at a fatal signal (the reason when it cannot
  * run, or NULL), the mode, and a signal to send again when the thread
  * leaves the interposer it is in. */

@@ -209,17 +209,7 @@ void rt_leak_reserve(void)
 	if (mode == LEAK_CHECK_NO)
 		return;
 	rt_maps_reserve();
-	/* the thread list's only when there are threads to list (the open of
-	 * /proc/self/task was ~25 us of each traced process's start): at the
-	 * first table operation of a second thread otherwise (heap.c) */
-	if (!__libc_single_threaded)
-		rt_leak_reserve_tasks();
-}
-
-void rt_leak_threads_seen(void)
-{
-	if (mode != LEAK_CHECK_NO)
-		rt_leak_reserve_tasks();
+	rt_leak_reserve_tasks();
 }
 
 /* The scan, from the roots to the cliques, with faults caught: false

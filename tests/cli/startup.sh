@@ -1,8 +1,7 @@
 # What tracing costs a short process (issue 21): a process that ends with
 # no block reads no root memory at exit (the leak check has nothing to
-# find), and its trace is one chunk after the header; a process without
-# threads opens no thread list, and no file size limit means no SIGXFSZ
-# holding; a process with
+# find), and its trace is one chunk after the header; no file size limit
+# means no SIGXFSZ holding; a process with
 # blocks is still checked in full; rtrace run leaves a short process's
 # trace raw.
 . "$(dirname "$0")/lib.sh"
@@ -26,22 +25,14 @@ f=$(ls true-*.rtrace)
   bad "/bin/true: trace of $(stat -c %s "$f") bytes, $(stat -c %b "$f") blocks"
 "$RTRACE" postproc -i "$f" > pp.out 2>&1 && ok || bad "/bin/true: trace unreadable: $(head -3 pp.out)"
 
-# a process without threads opens no thread list for its leak check
-# (/proc/self/task); a threaded one opens it once its second thread
-# starts (held for a check that finds no descriptor free), then again for
-# the check, which stops that thread as before (cli.leakcheck); no
-# write of the tracer holds SIGXFSZ back (4 system calls each) unless a
-# file size limit is set
+# no write of the tracer holds SIGXFSZ back (4 system calls each) unless
+# a file size limit is set
 rm -f ./*.rtrace st
-strace -f -qq -e trace=openat,rt_sigpending -o st "$RTRACE" run -q -o "$TMP" -- /bin/true > /dev/null 2>&1
-! grep -q '/proc/self/task' st && ok || bad "/bin/true: the thread list was opened: $(grep task st)"
+strace -f -qq -e trace=rt_sigpending -o st "$RTRACE" run -q -o "$TMP" -- /bin/true > /dev/null 2>&1
 ! grep -q 'rt_sigpending' st && ok || bad "/bin/true: SIGXFSZ held back without a limit: $(grep -c rt_sigpending st) calls"
 rm -f ./*.rtrace st
 (ulimit -f 100000; strace -f -qq -e trace=rt_sigpending -o st "$RTRACE" run -q -o "$TMP" -- /bin/true > /dev/null 2>&1)
 grep -q 'rt_sigpending' st && ok || bad "/bin/true under ulimit -f: SIGXFSZ not held back"
-rm -f ./*.rtrace st
-strace -f -qq -e trace=openat -o st "$RTRACE" run -q -o "$TMP" -- "$PROGRAMS/tp_threads" > tt.out 2>&1
-[ "$(grep -c '"/proc/self/task"' st)" = 2 ] && ok || bad "tp_threads: the thread list opened $(grep -c '"/proc/self/task"' st) times, not 2"
 
 # a forked child starts its trace from its parent's module list: it reads
 # /proc/self/maps only for its own leak check at exit (the parent also
