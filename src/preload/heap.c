@@ -133,19 +133,30 @@ static inline void st_unlock(table *s)
 {
 	atomic_store_explicit(&s->lock, 0, memory_order_release);
 	atomic_signal_fence(memory_order_seq_cst);
-	if (--rt_h.table == 0 && RT_UNLIKELY(rt_h.ndeferred))
+	if (--rt_h.table == 0 && RT_UNLIKELY(atomic_load_explicit(&rt_h.ndeferred, memory_order_relaxed)))
 		drain_deferred();
 }
 
 void rt_heap_set_free(void (*fn)(void *)) { real_free = fn; }
 
+/* Both ends of the queue change ndeferred with a compare-and-swap, which
+ * no signal handler of this thread can split: between the thread's read
+ * of the count and its update, a handler may push (its free while the
+ * thread holds a part) or drain the whole queue (its own table operation
+ * ends while the count is nonzero, and st_unlock drains). Read once and
+ * decremented after, a count a handler had drained to 0 in between made
+ * the next pop read deferred[0u - 1], 32 GiB past the array: the SIGSEGV
+ * of cli.run's tp_sigheap free under load, 1 run in ~50. */
 bool rt_heap_defer(uintptr_t p)
 {
-	if (rt_h.ndeferred == RT_HEAP_DEFERRED)
-		return false;
-	rt_h.deferred[rt_h.ndeferred] = p;
-	atomic_signal_fence(memory_order_seq_cst);
-	rt_h.ndeferred++;
+	unsigned n = atomic_load_explicit(&rt_h.ndeferred, memory_order_relaxed);
+	do {
+		if (n == RT_HEAP_DEFERRED)
+			return false;
+		rt_h.deferred[n] = p; /* a nested handler's push overwrites it: the swap fails, and it goes above */
+		atomic_signal_fence(memory_order_seq_cst);
+	} while (!atomic_compare_exchange_weak_explicit(&rt_h.ndeferred, &n, n + 1, memory_order_relaxed,
+							 memory_order_relaxed));
 	return true;
 }
 
@@ -156,13 +167,17 @@ bool rt_heap_defer(uintptr_t p)
  * queues behind it, and the nested unlock releases that one. */
 static void drain_deferred(void)
 {
-	while (rt_h.ndeferred) {
-		uintptr_t p = rt_h.deferred[rt_h.ndeferred - 1];
+	unsigned n = atomic_load_explicit(&rt_h.ndeferred, memory_order_relaxed);
+	while (n) {
+		uintptr_t p = rt_h.deferred[n - 1];
 		atomic_signal_fence(memory_order_seq_cst);
-		rt_h.ndeferred--;
+		if (!atomic_compare_exchange_weak_explicit(&rt_h.ndeferred, &n, n - 1, memory_order_relaxed,
+							   memory_order_relaxed))
+			continue; /* a handler pushed or drained: n is the count now */
 		rt_heap_blk blk;
 		if (rt_heap_remove(p, FN_FREE, 0, 0, &blk) != HEAP_INVALID && real_free)
 			real_free((void *)p);
+		n = atomic_load_explicit(&rt_h.ndeferred, memory_order_relaxed);
 	}
 }
 

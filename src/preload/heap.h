@@ -94,8 +94,8 @@ typedef struct rt_heap_tls {
 	int heap;
 	_Atomic int park;
 	int table;
-	unsigned ndeferred;
-	uintptr_t deferred[RT_HEAP_DEFERRED];
+	_Atomic unsigned ndeferred; /* pushed and popped with compare-and-swap: */
+	uintptr_t deferred[RT_HEAP_DEFERRED]; /* a handler may push or drain in between */
 	/* heap.c: the thread's own part of the table (NULL: none yet, or
 	 * none to have: nofront), and its number */
 	struct rt_heap_table *front;
