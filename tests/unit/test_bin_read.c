@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include "rtrace/text.h"
 
 #include "../cli/bin_encoder.h"
+#include "binary/bin_zpar.h"
 #include "format/trace_format.h"
 #include "format/varint.h"
 
@@ -2397,6 +2399,85 @@ static void threads_read_as_one(void **state)
 	be_free(&bf.f);
 }
 
+/* Lets the held worker go once the reader decoded two frames for it,
+ * or after 5 s (a reader that only waits). */
+static void *unhold_after_help(void *arg)
+{
+	rt_bin_zpar *p = arg;
+	unsigned held;
+	uint64_t helped = 0;
+	for (int i = 0; i < 5000 && helped < 2; i++) {
+		rt_bin_zpar_counts(p, &held, &helped);
+		if (helped < 2)
+			usleep(1000);
+	}
+	rt_bin_zpar_hold(p, false);
+	return NULL;
+}
+
+/* A reader waiting for a frame its worker is slow to decode decodes the
+ * frames queued after it meanwhile, and gets every frame as decoded in
+ * place. */
+static void reader_helps_a_slow_worker(void **state)
+{
+	(void)state;
+	bfile bf;
+	threads_trace(&bf);
+	size_t zlen, o = 64;
+	uint8_t *zb = compress_bf(&bf, &zlen);
+	uint64_t off[3];
+	for (int k = 0; k < 3; k++) {
+		assert_true(o + RT_TF_ZFRAME_HEADER < zlen);
+		off[k] = o;
+		o += RT_TF_ZFRAME_HEADER + ((uint32_t)zb[o + RT_TF_OFF_ZLEN] | (uint32_t)zb[o + RT_TF_OFF_ZLEN + 1] << 8 |
+					    (uint32_t)zb[o + RT_TF_OFF_ZLEN + 2] << 16);
+	}
+	rt_bin_zpar *p = rt_bin_zpar_new(zb, 1, 4);
+	assert_non_null(p);
+	rt_bin_zpar_hold(p, true);
+	uint32_t job[3];
+	assert_true(rt_bin_zpar_submit(p, off[0], &job[0]));
+	unsigned held = 0;
+	uint64_t helped = 0;
+	for (int i = 0; i < 5000 && !held; i++) { /* the worker took frame 0 */
+		rt_bin_zpar_counts(p, &held, &helped);
+		if (!held)
+			usleep(1000);
+	}
+	assert_int_equal(held, 1);
+	assert_true(rt_bin_zpar_submit(p, off[1], &job[1]) && rt_bin_zpar_submit(p, off[2], &job[2]));
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, unhold_after_help, p), 0);
+	rt_bin_zc *z = rt_bin_zc_new(), *z2 = rt_bin_zc_new();
+	size_t ncalls = 0;
+	for (int k = 0; k < 3; k++) {
+		rt_bin_zframe f = {0}, d = {0};
+		rt_bin_zpar_take(p, job[k], z, &f);
+		rt_bin_zframe_decode(z2, zb + off[k], &d);
+		assert_true(f.ok && d.ok);
+		assert_int_equal(f.calls.n, d.calls.n);
+		ncalls += d.calls.n;
+		for (size_t i = 0; i < d.calls.n; i++) {
+			const rt_call *a = &f.calls.v[i], *b = &d.calls.v[i];
+			assert_true(a->index == b->index && a->res_id == b->res_id && a->size == b->size &&
+				    a->bt == b->bt && a->kind == b->kind);
+		}
+		free(f.buf);
+		free(d.buf);
+		rt_bin_zcalls_free(&f.calls);
+		rt_bin_zcalls_free(&d.calls);
+	}
+	assert_true(ncalls > 100);
+	pthread_join(th, NULL);
+	rt_bin_zpar_counts(p, &held, &helped);
+	assert_int_equal(helped, 2); /* frames 1 and 2, while frame 0 was held */
+	rt_bin_zc_free(z);
+	rt_bin_zc_free(z2);
+	rt_bin_zpar_free(p);
+	free(zb);
+	be_free(&bf.f);
+}
+
 /* The read of buf (len bytes) by on_call and by on_calls, with 1 and
  * 3 threads: the same calls, stacks, warnings (after the same calls)
  * and error; the batches hold up to RT_BIN_BATCH calls, or a frame's
@@ -2645,6 +2726,7 @@ int main(void)
 		cmocka_unit_test(compressed_pages_given_back),
 		cmocka_unit_test(bad_columns_fail_before_their_calls),
 		cmocka_unit_test(threads_read_as_one),
+		cmocka_unit_test(reader_helps_a_slow_worker),
 		cmocka_unit_test(batches_read_as_calls),
 		cmocka_unit_test(runs_by_pointer),
 	};

@@ -65,6 +65,9 @@ struct rt_bin_zpar {
 	uint32_t *queue; /* slots queued, oldest first: a ring of 2 * nslots */
 	unsigned qhead, qlen;
 	bool stop;
+	bool hold;        /* rt_bin_zpar_hold: a worker waits before decoding */
+	unsigned nheld;   /* workers so waiting */
+	uint64_t helped;  /* frames the reader decoded while it waited */
 	pthread_t *th;
 	unsigned nth;
 };
@@ -98,6 +101,9 @@ static void *worker(void *arg)
 		}
 		slot *s = &p->slots[j];
 		s->state = SLOT_RUNNING;
+		for (p->nheld++; p->hold;)
+			pthread_cond_wait(&p->work, &p->mu);
+		p->nheld--;
 		pthread_mutex_unlock(&p->mu);
 		rt_bin_zframe_decode(z, p->base + s->off, &s->f);
 		pthread_mutex_lock(&p->mu);
@@ -138,6 +144,7 @@ void rt_bin_zpar_free(rt_bin_zpar *p)
 		return;
 	pthread_mutex_lock(&p->mu);
 	p->stop = true;
+	p->hold = false;
 	for (unsigned i = 0; i < p->nslots; i++)
 		if (p->slots[i].state == SLOT_QUEUED)
 			p->slots[i].state = SLOT_FREE; /* nobody will want it */
@@ -190,6 +197,28 @@ static void swap_frame(rt_bin_zframe *a, rt_bin_zframe *b)
 	*b = t;
 }
 
+/* The oldest frame still queued, decoded here into its slot; false
+ * when none is. Under p->mu, which is let go while decoding. */
+static bool help_one(rt_bin_zpar *p, rt_bin_zc *z)
+{
+	uint32_t j = pop_queued(p);
+	if (j == UINT32_MAX)
+		return false;
+	slot *o = &p->slots[j];
+	o->state = SLOT_RUNNING;
+	pthread_mutex_unlock(&p->mu);
+	rt_bin_zframe_decode(z, p->base + o->off, &o->f);
+	pthread_mutex_lock(&p->mu);
+	o->state = SLOT_DONE;
+	p->helped++;
+	return true;
+}
+
+/* Where the frame wanted is still being decoded by a worker, the reader
+ * decodes the next frame queued meanwhile instead of waiting for it:
+ * python3's trace (16.6M calls, 418 frames, one worker on 2 CPUs) had
+ * the reading thread idle for a quarter of the pass, waiting on the
+ * worker's frame, while the worker was the busier of the two. */
 void rt_bin_zpar_take(rt_bin_zpar *p, uint32_t job, rt_bin_zc *z, rt_bin_zframe *f)
 {
 	slot *s = &p->slots[job];
@@ -198,12 +227,29 @@ void rt_bin_zpar_take(rt_bin_zpar *p, uint32_t job, rt_bin_zc *z, rt_bin_zframe 
 	if (mine)
 		s->state = SLOT_RUNNING; /* taken over: pop_queued skips it */
 	while (!mine && s->state != SLOT_DONE)
-		pthread_cond_wait(&p->done, &p->mu);
+		if (!help_one(p, z))
+			pthread_cond_wait(&p->done, &p->mu);
 	pthread_mutex_unlock(&p->mu);
 	if (mine)
 		rt_bin_zframe_decode(z, p->base + s->off, &s->f);
 	swap_frame(&s->f, f);
 	pthread_mutex_lock(&p->mu);
 	s->state = SLOT_FREE;
+	pthread_mutex_unlock(&p->mu);
+}
+
+void rt_bin_zpar_hold(rt_bin_zpar *p, bool hold)
+{
+	pthread_mutex_lock(&p->mu);
+	p->hold = hold;
+	pthread_cond_broadcast(&p->work);
+	pthread_mutex_unlock(&p->mu);
+}
+
+void rt_bin_zpar_counts(rt_bin_zpar *p, unsigned *held, uint64_t *helped)
+{
+	pthread_mutex_lock(&p->mu);
+	*held = p->nheld;
+	*helped = p->helped;
 	pthread_mutex_unlock(&p->mu);
 }

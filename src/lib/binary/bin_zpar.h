@@ -34,8 +34,15 @@ void rt_bin_zpar_free(rt_bin_zpar *p);
  * false when every slot is taken (the caller decodes it itself). */
 bool rt_bin_zpar_submit(rt_bin_zpar *p, uint64_t off, uint32_t *job);
 /* The frame of job, decoded (by a worker, waited for, or here when no
- * worker has started it), swapped into f, whose buffers the slot keeps
+ * worker has started it; while waiting, the frames queued after it are
+ * decoded here), swapped into f, whose buffers the slot keeps
  * for its next frame; the slot is free again. */
 void rt_bin_zpar_take(rt_bin_zpar *p, uint32_t job, rt_bin_zc *z, rt_bin_zframe *f);
+/* For tests: while held, a worker that took a frame waits before
+ * decoding it (as one slowed down by a busy machine). */
+void rt_bin_zpar_hold(rt_bin_zpar *p, bool hold);
+/* The workers waiting so, and the frames rt_bin_zpar_take decoded for
+ * them while it waited for another. */
+void rt_bin_zpar_counts(rt_bin_zpar *p, unsigned *held, uint64_t *helped);
 
 #endif
