@@ -11,9 +11,10 @@
  * --diff profiles two traces the same way and hands both to heap_diff.c.
  * The report groups the sites by their allocating frame's description:
  * each distinct frame is described once and the descriptions sorted
- * alone, the sites then by rank (python3: 87,902 sites, 345 frames; the
- * report took 0.18-0.34 s after the pass with a description, a strdup
- * and strcmp's sort per site, 0.07 s now). */
+ * alone, the sites then counted into place by rank (python3: 87,902
+ * sites, 345 frames; the report took 0.18-0.34 s after the pass with a
+ * description, a strdup and strcmp's sort per site, 0.07 s with the
+ * sites sorted by frame and by rank, ~0.05 s now). */
 #include "cli.h"
 #include "rtrace/rtrace.h"
 
@@ -407,33 +408,6 @@ typedef struct report {
 	size_t nkeys;
 } report;
 
-/* A site's allocating frame, to sort the sites by (no frame first). */
-typedef struct first_frame {
-	uint64_t addr;
-	uint32_t text, none;
-	size_t site;
-} first_frame;
-
-static int cmp_frame(const void *a, const void *b)
-{
-	const first_frame *x = a, *y = b;
-	if (x->none != y->none)
-		return x->none ? -1 : 1;
-	if (x->addr != y->addr)
-		return (x->addr > y->addr) - (x->addr < y->addr);
-	if (x->text != y->text)
-		return (x->text > y->text) - (x->text < y->text);
-	return (x->site > y->site) - (x->site < y->site);
-}
-
-static int cmp_rank(const void *a, const void *b)
-{
-	const entry *x = a, *y = b;
-	if (x->rank != y->rank)
-		return (x->rank > y->rank) - (x->rank < y->rank);
-	return (x->site > y->site) - (x->site < y->site);
-}
-
 static int cmp_entry_w(const void *a, const void *b)
 {
 	const entry *x = a, *y = b;
@@ -448,35 +422,55 @@ static int cmp_group_w(const void *a, const void *b)
 	return (x->first > y->first) - (x->first < y->first);
 }
 
+/* A distinct allocating frame (none: the site has no frame) and the key
+ * it was given, in a table of the frames met (open addressing). */
+typedef struct frame_key {
+	uint64_t addr;
+	uint32_t text, k1; /* k1: key + 1, 0 for a free slot */
+	bool none;
+} frame_key;
+
+/* The key of site i's allocating frame, made at its first site. */
+static size_t site_key(report *r, frame_key *tab, size_t mask, size_t i)
+{
+	const rt_hp_site *s = rt_hp_site_at(r->h, i);
+	bool none = s->bt == RT_NONE || !rt_trace_bt_len(r->t, s->bt);
+	const rt_frame *f = none ? NULL : rt_trace_bt_frames(r->t, s->bt);
+	uint64_t addr = f ? f->addr : 0;
+	uint32_t text = f ? f->text : 0;
+	size_t j = (size_t)(((addr ^ (uint64_t)text << 40) * 0x9e3779b97f4a7c15ull) >> 20) & mask;
+	for (; tab[j].k1; j = (j + 1) & mask)
+		if (tab[j].addr == addr && tab[j].text == text && tab[j].none == none)
+			return tab[j].k1 - 1;
+	char buf[1024];
+	if (none)
+		snprintf(buf, sizeof buf, "[no backtrace]");
+	else
+		describe_frame(r->t, f, buf, sizeof buf);
+	if (!(r->keys[r->nkeys] = strdup(buf)))
+		cli_die("out of memory");
+	tab[j] = (frame_key){addr, text, (uint32_t)++r->nkeys, none};
+	return r->nkeys - 1;
+}
+
 /* Each site's key, described once per distinct allocating frame (sites
- * share them: python3's 87,902 sites have 345): the sites sorted by frame,
- * each run of one frame given one description. */
+ * share them: python3's 87,902 sites have 345), found through a table
+ * of the frames: sorting the sites by frame and then by key's rank was
+ * a quarter of the time after the pass. e[i].rank: the key's index. */
 static void describe_sites(report *r)
 {
-	char buf[1024];
-	first_frame *ff = cli_xrealloc(NULL, r->ne ? r->ne : 1, sizeof *ff);
-	for (size_t i = 0; i < r->ne; i++) {
-		const rt_hp_site *s = rt_hp_site_at(r->h, i);
-		bool none = s->bt == RT_NONE || !rt_trace_bt_len(r->t, s->bt);
-		const rt_frame *f = none ? NULL : rt_trace_bt_frames(r->t, s->bt);
-		ff[i] = (first_frame){f ? f->addr : 0, f ? f->text : 0, none, i};
-	}
-	qsort(ff, r->ne, sizeof *ff, cmp_frame);
+	size_t n = 64;
+	while (n < 2 * r->ne)
+		n *= 2;
+	frame_key *tab = cli_xrealloc(NULL, n, sizeof *tab);
+	memset(tab, 0, n * sizeof *tab);
 	r->keys = cli_xrealloc(NULL, r->ne ? r->ne : 1, sizeof *r->keys);
 	r->nkeys = 0;
 	for (size_t i = 0; i < r->ne; i++) {
-		const first_frame *x = &ff[i];
-		if (!i || x->none != x[-1].none || x->addr != x[-1].addr || x->text != x[-1].text) {
-			if (x->none)
-				snprintf(buf, sizeof buf, "[no backtrace]");
-			else
-				describe_frame(r->t, &(rt_frame){x->addr, x->text}, buf, sizeof buf);
-			if (!(r->keys[r->nkeys++] = strdup(buf)))
-				cli_die("out of memory");
-		}
-		r->e[x->site] = (entry){r->keys[r->nkeys - 1], x->site, 0, r->nkeys - 1}; /* rank: the key's index */
+		size_t k = site_key(r, tab, n - 1, i);
+		r->e[i] = (entry){r->keys[k], i, 0, k};
 	}
-	free(ff);
+	free(tab);
 }
 
 /* A key and where it is in report.keys. */
@@ -490,12 +484,14 @@ static int cmp_key_at(const void *a, const void *b)
 	return strcmp(((const key_at *)a)->s, ((const key_at *)b)->s);
 }
 
-/* Entries sorted by key, then site (strcmp on the distinct keys alone,
- * integers after), grouped (one group per entry with --stacks). */
+/* Entries in order of key (strcmp on the distinct keys alone), then of
+ * site (counted into place by rank), grouped (one group per entry with
+ * --stacks). */
 static void build_groups(report *r, bool stacks)
 {
 	r->ne = rt_hp_site_count(r->h);
-	r->e = cli_xrealloc(NULL, r->ne ? r->ne : 1, sizeof *r->e);
+	entry *by_site = cli_xrealloc(NULL, r->ne ? r->ne : 1, sizeof *by_site);
+	r->e = by_site;
 	r->g = cli_xrealloc(NULL, r->ne ? r->ne : 1, sizeof *r->g);
 	describe_sites(r);
 	key_at *v = cli_xrealloc(NULL, r->nkeys ? r->nkeys : 1, sizeof *v);
@@ -503,13 +499,21 @@ static void build_groups(report *r, bool stacks)
 		v[k] = (key_at){r->keys[k], k};
 	qsort(v, r->nkeys, sizeof *v, cmp_key_at);
 	size_t *rank = cli_xrealloc(NULL, r->nkeys ? r->nkeys : 1, sizeof *rank);
+	size_t *at = cli_xrealloc(NULL, r->nkeys + 1, sizeof *at);
+	memset(at, 0, (r->nkeys + 1) * sizeof *at);
 	for (size_t i = 0, n = 0; i < r->nkeys; i++) /* equal keys, one rank */
 		rank[v[i].k] = n += i && strcmp(v[i].s, v[i - 1].s);
 	for (size_t i = 0; i < r->ne; i++)
-		r->e[i].rank = rank[r->e[i].rank];
+		at[(by_site[i].rank = rank[by_site[i].rank]) + 1]++;
+	for (size_t k = 0; k < r->nkeys; k++) /* where each rank's entries start */
+		at[k + 1] += at[k];
+	r->e = cli_xrealloc(NULL, r->ne ? r->ne : 1, sizeof *r->e);
+	for (size_t i = 0; i < r->ne; i++) /* by rank, then site */
+		r->e[at[by_site[i].rank]++] = by_site[i];
+	free(by_site);
 	free(v);
 	free(rank);
-	qsort(r->e, r->ne, sizeof *r->e, cmp_rank);
+	free(at);
 	r->ng = 0;
 	for (size_t i = 0; i < r->ne; i++) {
 		if (stacks || !i || r->e[i].rank != r->e[i - 1].rank)
