@@ -499,6 +499,57 @@ static void test_row_lengths(void **state)
 	rt_bin_zc_free(z);
 }
 
+/* Frames whose calls the column at a time path takes in blocks
+ * (bin_zchunk.c, FAST_BLOCK: 512): stack rows right before and after a
+ * block's last call, values of more than a byte in one block only,
+ * indices and addresses whose lengths change at a block's edge. Each
+ * call's row is still at its place and what the join gives. */
+static void test_blocks(void **state)
+{
+	(void)state;
+	static const size_t ncalls[] = {511, 512, 513, 1024, 1537};
+	static const size_t bt_at[] = {0, 1, 510, 511, 512, 513, 1023, 1024, 1025};
+	rt_bin_zc *z = rt_bin_zc_new();
+	gen g = {.b = malloc(CHUNK + 4096), .rng = 31337};
+	assert_non_null(g.b);
+	for (size_t i = 0; i < sizeof ncalls / sizeof *ncalls; i++)
+		for (int shape = 0; shape < 4; shape++) {
+			/* wide values: 0 none, 1 in the first block, 2 after it, 3 at random */
+			uint64_t index = shape & 1 ? 1 : 16384 - 512, live[32];
+			size_t nlive = 0, n = ncalls[i];
+			g.n = 0;
+			for (size_t k = 0; k <= n; k++) {
+				for (size_t b = 0; b < sizeof bt_at / sizeof *bt_at; b++)
+					if (bt_at[b] == k)
+						u8(&g, RT_REC_BT), var(&g, 1 + k % 100), var(&g, 1), var(&g, 0x401000 + k);
+				if (k == n)
+					break;
+				bool wide = shape == 3 ? rnd(&g) % 2 : shape == 1 ? k < 512 : shape == 2 && k >= 512;
+				bool rel = nlive && rnd(&g) % 2;
+				uint64_t addr = rel ? live[rnd(&g) % nlive]
+						    : (k < 512 ? 0x7f0000001000ull : 0x3000ull) + (rnd(&g) % 256) * 16;
+				u8(&g, RT_REC_CALL), var(&g, index += 1), var(&g, wide ? 200 + rnd(&g) % 9000 : 5);
+				u8(&g, rel ? RT_TF_CALL_FREE : RT_TF_CALL_ALLOC), var(&g, wide ? 300 : 2), var(&g, 1);
+				var(&g, addr);
+				if (!rel)
+					var(&g, rnd(&g) % (wide ? 100000 : 100));
+				var(&g, wide ? 70000 + k : k % 100), var(&g, wide ? 1000 : 0);
+				if (!rel)
+					live[nlive < 32 ? nlive++ : rnd(&g) % 32] = addr;
+			}
+			assert_true(g.n <= CHUNK);
+			uint8_t *frame;
+			uint32_t coding;
+			size_t zlen = encode_copy(z, g.b, g.n, &frame, &coding);
+			uint64_t fast = rt_bin_zc_fast_frames(z);
+			assert_int_equal(same_as_rows(z, frame, zlen, coding, g.n), n);
+			assert_int_equal(rt_bin_zc_fast_frames(z), fast + 1);
+			free(frame);
+		}
+	free(g.b);
+	rt_bin_zc_free(z);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -509,6 +560,7 @@ int main(void)
 		cmocka_unit_test(test_calls_as_rows),
 		cmocka_unit_test(test_changed_columns),
 		cmocka_unit_test(test_row_lengths),
+		cmocka_unit_test(test_blocks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -826,13 +826,26 @@ static bool col_fill32(const uint8_t **pp, const uint8_t *end, char *to, size_t 
 
 #define FIELD(c, f) ((char *)(c) + offsetof(rt_call, f))
 
+/* What the column at a time path carries from one block of calls to
+ * the next: the last allocation's address and the allocations so far
+ * (the ring's ordinal), the last size, the last index, the row's place
+ * and the next record's type and stack row. */
+typedef struct fstate {
+	uint64_t last_addr, size, index;
+	uint32_t na;
+	size_t pos, ti;
+	const uint8_t *btrec;
+	bool down; /* an index not above the one before, anywhere */
+} fstate;
+
 /* The addresses, as take_addr finds them, without a branch on the kind. */
-static bool fast_addr(rt_bin_zc *z, const uint8_t **pp, const uint8_t *end, rt_call *c, size_t n, bool *wide)
+static bool fast_addr(rt_bin_zc *z, const uint8_t **pp, const uint8_t *end, rt_call *c, size_t n, fstate *st,
+		      bool *wide)
 {
 	if (!col_fill(pp, end, FIELD(c, res_id), n, sizeof *c))
 		return false;
-	uint64_t last = 0, bad = 0, lo = UINT64_MAX, hi = 0;
-	uint32_t na = 0;
+	uint64_t last = st->last_addr, bad = 0, lo = UINT64_MAX, hi = 0;
+	uint32_t na = st->na;
 	for (size_t k = 0; k < n; k++) {
 		uint64_t v = c[k].res_id, back = v / 2, *slot = &z->ring[na % RING];
 		bool is_free = c[k].kind == RT_TF_CALL_FREE, ref = is_free && !(v & 1), alloc = !is_free;
@@ -847,25 +860,29 @@ static bool fast_addr(rt_bin_zc *z, const uint8_t **pp, const uint8_t *end, rt_c
 		lo = addr < lo ? addr : lo;
 		hi |= addr;
 	}
+	st->last_addr = last;
+	st->na = na;
 	*wide = n && vlen(lo) != vlen(hi); /* the addresses' varints not all of one length */
 	return !bad;
 }
 
 /* The allocations' sizes (the others' 0). */
-static bool fast_size(rt_bin_zc *z, const uint8_t **pp, const uint8_t *end, rt_call *c, size_t n, size_t na)
+static bool fast_size(rt_bin_zc *z, const uint8_t **pp, const uint8_t *end, rt_call *c, size_t n, size_t na,
+		      fstate *st)
 {
 	if (z->scap < na + 1)
 		rt_grow((void **)&z->sizes, &z->scap, na + 1, sizeof *z->sizes);
 	if (!col_fill(pp, end, (char *)z->sizes, na, sizeof *z->sizes))
 		return false;
 	z->sizes[na] = 0;
-	uint64_t size = 0;
+	uint64_t size = st->size;
 	for (size_t k = 0, j = 0; k < n; k++) {
 		bool alloc = c[k].kind == RT_TF_CALL_ALLOC;
 		size += alloc ? (uint64_t)rt_unzigzag(z->sizes[j]) : 0;
 		c[k].size = alloc ? size : 0;
 		j += alloc;
 	}
+	st->size = size;
 	return true;
 }
 
@@ -909,19 +926,23 @@ static size_t row_fixed(const rt_call *c, size_t nc, bool sorted, bool addr_wide
 	return fixed;
 }
 
-/* The records in order: the calls' places, the BT rows written at
- * theirs; false unless they fill the n bytes exactly. fixed: the bytes
- * every call's row has whatever its values (the columns not wide). */
-static bool fast_walk(dec *d, const uint8_t *type, size_t nt, const uint8_t *bt, const uint8_t *bt_end, size_t n,
-		      unsigned wide, size_t fixed)
+/* The records in order from type st->ti, up to and not including the
+ * (m + 1)th CALL (all of them: m SIZE_MAX): the places of the block's m
+ * calls c (cs->v + k0), the BT rows written at theirs; false when a row
+ * does not fit the n bytes. fixed: the bytes every call's row of the
+ * block has whatever its values (the columns not wide). */
+static bool fast_walk(dec *d, const uint8_t *type, size_t nt, const uint8_t *bt_end, size_t n, fstate *st,
+		      const rt_call *c, size_t m, unsigned wide, size_t fixed)
 {
 	rt_bin_zcalls *cs = d->calls;
-	const rt_call *c = cs->v;
-	uint32_t(*at)[2] = cs->at;
-	size_t pos = 0;
-	cs->nruns = 0;
-	for (size_t i = 0; i < nt; i++) {
+	uint32_t(*at)[2] = cs->at + (c - cs->v);
+	const rt_call *cend = m == SIZE_MAX ? c : c + m;
+	size_t pos = st->pos, i = st->ti;
+	const uint8_t *bt = st->btrec;
+	for (; i < nt; i++) {
 		if (type[i] == RT_REC_CALL) {
+			if (c == cend)
+				break;
 			(*at)[0] = (uint32_t)pos;
 			pos += fixed + row_len_wide(c, wide);
 			(*at)[1] = (uint32_t)pos;
@@ -940,10 +961,10 @@ static bool fast_walk(dec *d, const uint8_t *type, size_t nt, const uint8_t *bt,
 		pos += 1 + (size_t)(q - bt);
 		bt = q;
 	}
-	uint32_t k = (uint32_t)(c - cs->v);
-	if (!cs->nruns || cs->runs[cs->nruns - 1] != k) /* BT rows after the last call: ended */
-		RT_PUSH(cs->runs, cs->nruns, cs->cruns, k);
-	return pos == n;
+	st->pos = pos;
+	st->ti = i;
+	st->btrec = bt;
+	return true;
 }
 
 #define ONES 0x0101010101010101ull
@@ -1001,57 +1022,92 @@ static bool fast_types(const uint8_t *type, size_t nt, size_t *nc)
 	return !bad;
 }
 
-/* The indices from their deltas (*sorted: they go up); the resource
- * ids checked (1 to 32). */
-static bool fast_index(rt_call *c, size_t nc, bool *sorted)
+/* The indices from their deltas (*down: one is not above the one
+ * before, within the block; st->down: anywhere); the resource ids
+ * checked (1 to 32). first: the block starts the frame. */
+static bool fast_index(rt_call *c, size_t nc, fstate *st, bool first, bool *down_here)
 {
-	uint64_t index = 0;
+	uint64_t index = st->index;
 	unsigned bad = 0, down = 0;
 	for (size_t k = 0; k < nc; k++) {
 		int64_t d = rt_unzigzag(c[k].index);
 		uint64_t next = index + (uint64_t)d + 1;
-		down |= (k > 0) & ((d < 0) | (next <= index)); /* not above the one before */
+		down |= (k > 0 || !first) & ((d < 0) | (next <= index)); /* not above the one before */
 		c[k].index = index = next;
 		bad |= (uint8_t)(c[k].res_type - 1) >= RT_TF_MAX_RES;
 	}
-	*sorted = !down;
+	st->index = index;
+	st->down |= down;
+	*down_here = down;
 	return !bad;
 }
 
-/* A frame of CALLs (kinds 1 and 2) and BTs, column by column, into
- * model calls (bin_zchunk.h); false (d->calls->n 0) leaves it to the
- * join. */
-static bool fast(rt_bin_zc *z, dec *d, size_t n)
+/* One block of a frame's calls (c, m of them, from call k0), column
+ * by column, then their places among the records. */
+static bool fast_block(rt_bin_zc *z, dec *d, const uint8_t **p, fstate *st, rt_call *c, size_t m, size_t k0,
+		       size_t nt, size_t n)
 {
-	const uint8_t *p[NCOL], *const *end = d->end, *type = d->p[C_TYPE], *kind = d->p[C_KIND];
-	memcpy(p, d->p, sizeof p);
-	size_t nt = (size_t)(end[C_TYPE] - type), nc = 0, na = 0;
-	if (!fast_types(type, nt, &nc) || (size_t)(end[C_KIND] - kind) < nc || nc > (uint32_t)-1)
-		return false;
+	const uint8_t *const *end = d->end;
 	rt_bin_zcalls *cs = d->calls;
-	calls_room(cs, nc + 1); /* not NULL for a frame without calls */
-	rt_call *c = cs->v;
-	bool addr_wide = false;
-	if (!fast_kinds(c, kind, nc, &na) || !col_fill(&p[C_IDX], end[C_IDX], FIELD(c, index), nc, sizeof *c) ||
-	    !fast_addr(z, &p[C_ADDR], end[C_ADDR], c, nc, &addr_wide) || !fast_size(z, &p[C_SIZE], end[C_SIZE], c, nc, na))
+	bool addr_wide = false, down;
+	size_t na = 0;
+	if (!fast_kinds(c, d->p[C_KIND] + k0, m, &na) || !col_fill(&p[C_IDX], end[C_IDX], FIELD(c, index), m, sizeof *c) ||
+	    !fast_addr(z, &p[C_ADDR], end[C_ADDR], c, m, st, &addr_wide) ||
+	    !fast_size(z, &p[C_SIZE], end[C_SIZE], c, m, na, st))
 		return false;
 	uint64_t w;
-	uint32_t ctx_or;
+	uint32_t fn_or, bt_or, ctx_or;
 	const uint8_t *from[4] = {p[C_DT], p[C_FN], p[C_BT], p[C_CTX]}, *res = p[C_RES];
-	if (!col_fill(&p[C_DT], end[C_DT], FIELD(c, timestamp_us), nc, sizeof *c) ||
-	    !col_fill32(&p[C_FN], end[C_FN], FIELD(c, fn), nc, sizeof *c, &cs->fn_or) ||
-	    !col_fill_w(&p[C_RES], end[C_RES], FIELD(c, res_type), nc, sizeof *c, 1, &w) ||
-	    (size_t)(p[C_RES] - res) != nc || !col_fill32(&p[C_BT], end[C_BT], FIELD(c, bt), nc, sizeof *c, &cs->bt_or) ||
-	    !col_fill32(&p[C_CTX], end[C_CTX], FIELD(c, context), nc, sizeof *c, &ctx_or) ||
-	    !fast_index(c, nc, &cs->sorted))
+	if (!col_fill(&p[C_DT], end[C_DT], FIELD(c, timestamp_us), m, sizeof *c) ||
+	    !col_fill32(&p[C_FN], end[C_FN], FIELD(c, fn), m, sizeof *c, &fn_or) ||
+	    !col_fill_w(&p[C_RES], end[C_RES], FIELD(c, res_type), m, sizeof *c, 1, &w) ||
+	    (size_t)(p[C_RES] - res) != m || !col_fill32(&p[C_BT], end[C_BT], FIELD(c, bt), m, sizeof *c, &bt_or) ||
+	    !col_fill32(&p[C_CTX], end[C_CTX], FIELD(c, context), m, sizeof *c, &ctx_or) ||
+	    !fast_index(c, m, st, k0 == 0, &down))
 		return false;
+	cs->fn_or |= fn_or;
+	cs->bt_or |= bt_or;
 	static const int same[4] = {C_DT, C_FN, C_BT, C_CTX};
 	unsigned wide = 0;
 	for (int i = 0; i < 4; i++) /* a value of more than a byte */
-		wide |= (unsigned)((size_t)(p[same[i]] - from[i]) != nc) << i;
-	size_t fixed = row_fixed(c, nc, cs->sorted, addr_wide, &wide);
-	if (!fast_walk(d, type, nt, p[C_BTREC], end[C_BTREC], n, wide, fixed))
+		wide |= (unsigned)((size_t)(p[same[i]] - from[i]) != m) << i;
+	size_t fixed = row_fixed(c, m, !down, addr_wide, &wide);
+	return fast_walk(d, d->p[C_TYPE], nt, end[C_BTREC], n, st, c, m, wide, fixed);
+}
+
+/* A frame of CALLs (kinds 1 and 2) and BTs, column by column, into
+ * model calls (bin_zchunk.h), FAST_BLOCK calls at a time: every column
+ * of a block is filled while its calls are in the cache (python3's
+ * frames hold ~40,000 calls, 2.2 MB of rt_calls, which eleven passes
+ * over the whole frame read and wrote again from the L3 cache); false
+ * (d->calls->n 0) leaves it to the join. */
+#define FAST_BLOCK 512
+static bool fast(rt_bin_zc *z, dec *d, size_t n)
+{
+	const uint8_t *p[NCOL], *type = d->p[C_TYPE];
+	memcpy(p, d->p, sizeof p);
+	size_t nt = (size_t)(d->end[C_TYPE] - type), nc = 0;
+	if (!fast_types(type, nt, &nc) || (size_t)(d->end[C_KIND] - d->p[C_KIND]) < nc || nc > (uint32_t)-1)
 		return false;
+	rt_bin_zcalls *cs = d->calls;
+	calls_room(cs, nc + 1); /* not NULL for a frame without calls */
+	cs->fn_or = cs->bt_or = 0;
+	cs->nruns = 0;
+	fstate st = {.btrec = p[C_BTREC]};
+	for (size_t k = 0; k < nc; k += FAST_BLOCK) {
+		size_t m = nc - k < FAST_BLOCK ? nc - k : FAST_BLOCK;
+		if (!fast_block(z, d, p, &st, cs->v + k, m, k, nt, n))
+			return false;
+	}
+	/* the BT rows after the last call */
+	if (!fast_walk(d, type, nt, d->end[C_BTREC], n, &st, cs->v + nc, SIZE_MAX, 0, 0) || st.pos != n)
+		return false;
+	uint32_t k = (uint32_t)nc;
+	if (!cs->nruns || cs->runs[cs->nruns - 1] != k) /* BT rows after the last call: ended */
+		RT_PUSH(cs->runs, cs->nruns, cs->cruns, k);
+	cs->sorted = !st.down;
+	cs->fn_or |= 0x7f; /* and those of one byte (col_fill32's) */
+	cs->bt_or |= 0x7f;
 	cs->n = nc;
 	return true;
 }
