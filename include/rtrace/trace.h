@@ -163,6 +163,17 @@ RTRACE_API uint32_t rt_trace_intern_bt(rt_trace *t, const rt_frame *frames, uint
 RTRACE_API uint32_t rt_trace_bt_count(const rt_trace *t);
 RTRACE_API uint32_t rt_trace_bt_len(const rt_trace *t, uint32_t bt);
 RTRACE_API const rt_frame *rt_trace_bt_frames(const rt_trace *t, uint32_t bt);
+/* The frames of bt one at a time, innermost first, where they are kept
+ * (the tree or the array): no array of every stack is laid out for
+ * them. Valid until the next rt_trace_bt_frames or rt_trace_intern_bt. */
+typedef struct rt_bt_iter {
+	const rt_trace *t;
+	uint64_t at;
+	uint32_t left;
+} rt_bt_iter;
+RTRACE_API void rt_trace_bt_iter(const rt_trace *t, uint32_t bt, rt_bt_iter *it);
+/* The next frame into *f; false after the last. */
+RTRACE_API bool rt_trace_bt_next(rt_bt_iter *it, rt_frame *f);
 
 /* What is known of a frame, beyond the text printed after its address:
  * the module and the inline chain, as a resolver found them, Valgrind XML

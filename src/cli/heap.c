@@ -435,9 +435,12 @@ static size_t site_key(report *r, frame_key *tab, size_t mask, size_t i)
 {
 	const rt_hp_site *s = rt_hp_site_at(r->h, i);
 	bool none = s->bt == RT_NONE || !rt_trace_bt_len(r->t, s->bt);
-	const rt_frame *f = none ? NULL : rt_trace_bt_frames(r->t, s->bt);
-	uint64_t addr = f ? f->addr : 0;
-	uint32_t text = f ? f->text : 0;
+	rt_frame first = {0, 0}, *f = none ? NULL : &first;
+	rt_bt_iter it;
+	rt_trace_bt_iter(r->t, none ? RT_NONE : s->bt, &it);
+	rt_trace_bt_next(&it, &first); /* where the trace keeps it: no array of every stack */
+	uint64_t addr = first.addr;
+	uint32_t text = first.text;
 	size_t j = (size_t)(((addr ^ (uint64_t)text << 40) * 0x9e3779b97f4a7c15ull) >> 20) & mask;
 	for (; tab[j].k1; j = (j + 1) & mask)
 		if (tab[j].addr == addr && tab[j].text == text && tab[j].none == none)
@@ -528,10 +531,13 @@ static void build_groups(report *r, bool stacks)
 static void print_callers(const report *r, uint32_t bt, const char *indent)
 {
 	char buf[1024];
-	uint32_t n = bt == RT_NONE ? 0 : rt_trace_bt_len(r->t, bt);
-	const rt_frame *f = n ? rt_trace_bt_frames(r->t, bt) : NULL;
-	for (uint32_t k = 1; k < n; k++) {
-		describe_frame(r->t, &f[k], buf, sizeof buf);
+	rt_bt_iter it;
+	rt_frame f;
+	rt_trace_bt_iter(r->t, bt, &it);
+	for (uint32_t k = 0; rt_trace_bt_next(&it, &f); k++) {
+		if (!k)
+			continue;
+		describe_frame(r->t, &f, buf, sizeof buf);
 		fprintf(r->fp, "%s%s\n", indent, buf);
 	}
 }

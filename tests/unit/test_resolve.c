@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "rtrace/rtrace.h"
+#include "model/trace_int.h"
 
 #define BASE 0x555500000000ull
 
@@ -438,6 +439,96 @@ static void in_place_bts(void **state)
 	free(path);
 }
 
+/* The texts of every frame of stacks bts[0..n), as strings joined. */
+static char *texts_of(const rt_trace *t, const uint32_t *bts, size_t n)
+{
+	size_t len = 0, cap = 4096;
+	char *out = malloc(cap);
+	assert_non_null(out);
+	for (size_t i = 0; i < n; i++) {
+		rt_bt_iter it;
+		rt_frame f;
+		rt_trace_bt_iter(t, bts[i], &it);
+		while (rt_trace_bt_next(&it, &f)) {
+			const char *x = f.text == RT_NONE ? "-" : rt_trace_str(t, f.text);
+			size_t k = strlen(x);
+			if (len + k + 2 > cap)
+				assert_non_null(out = realloc(out, cap = 2 * (len + k + 2)));
+			memcpy(out + len, x, k);
+			len += k;
+			out[len++] = '|';
+		}
+		out[len++] = '\n';
+	}
+	out[len] = 0;
+	return out;
+}
+
+/* In place on the trace's tree of frames (stacks share their outer
+ * frames, which are resolved once for all of them) where no mapping
+ * overlaps another: the same texts as on the frames laid out one stack
+ * at a time, and no array laid out. Where mappings overlap, a frame two
+ * stacks share resolves per stack's call (the two plugins at BASE). */
+static void in_place_shared_frames(void **state)
+{
+	(void)state;
+	char *path = program("tp_resolve_O2");
+	layout l;
+	read_layout(path, &l);
+	uint64_t text = BASE + (l.text - l.seg_vaddr);
+	char *got[2];
+	for (int flat = 0; flat < 2; flat++) {
+		rt_trace *t = trace_with(path, &l);
+		uint32_t bts[40];
+		uint64_t index[40];
+		for (uint32_t i = 0; i < 40; i++) { /* shared outer frames, inner ones of their own */
+			rt_frame f[4] = {{text + 1 + i * (l.text_len / 41), RT_NONE},
+					 {text + 1 + (i % 5) * (l.text_len / 6), RT_NONE},
+					 {text + 1 + (i % 2) * (l.text_len / 3), RT_NONE},
+					 {0x10, RT_NONE}}; /* in no mapping */
+			bts[i] = rt_trace_intern_bt(t, f, 4 - i % 2);
+			index[i] = i + 1;
+		}
+		if (flat)
+			rt_trace_bt_frames(t, 0); /* laid out: a stack's frames its own */
+		rt_resolve_opts o = {0};
+		o.in_place = true;
+		rt_resolve_bts(t, bts, index, 40, &o, NULL);
+		assert_int_equal(rt_trace_bts_shared(t), !flat); /* the tree kept */
+		got[flat] = texts_of(t, bts, 40);
+		rt_trace_free(t);
+	}
+	assert_string_equal(got[0], got[1]);
+	assert_non_null(strstr(got[0], "res_"));
+	free(got[0]);
+	free(got[1]);
+	free(path);
+
+	char *a, *b;
+	layout la;
+	rt_trace *t = two_plugins(&a, &b, &la);
+	uint64_t addr = BASE + (la.text - la.seg_vaddr) + 1;
+	rt_frame s1[2] = {{0x10, RT_NONE}, {addr, RT_NONE}}, s2[2] = {{0x20, RT_NONE}, {addr, RT_NONE}};
+	uint32_t bts[2] = {rt_trace_intern_bt(t, s1, 2), rt_trace_intern_bt(t, s2, 2)};
+	rt_resolve_opts o = {0};
+	o.in_place = true;
+	o.exact = true;
+	rt_resolve_bts(t, bts, (uint64_t[]){50, 150}, 2, &o, NULL);
+	rt_frame_info fa, fb;
+	rt_frame ga, gb;
+	rt_bt_iter it;
+	rt_trace_bt_iter(t, bts[0], &it);
+	rt_trace_bt_next(&it, &ga), rt_trace_bt_next(&it, &ga);
+	rt_trace_bt_iter(t, bts[1], &it);
+	rt_trace_bt_next(&it, &gb), rt_trace_bt_next(&it, &gb);
+	assert_true(rt_trace_frame_info(t, &ga, &fa) && rt_trace_frame_info(t, &gb, &fb));
+	assert_string_equal(rt_trace_str(t, fa.module), a); /* call 50: plugin a's */
+	assert_string_equal(rt_trace_str(t, fb.module), b); /* call 150: plugin b's */
+	rt_trace_free(t);
+	free(a);
+	free(b);
+}
+
 static void frame_info_model(void **state)
 {
 	(void)state;
@@ -480,6 +571,7 @@ int main(void)
 		cmocka_unit_test(trace_pass),
 		cmocka_unit_test(in_place_pass),
 		cmocka_unit_test(in_place_bts),
+		cmocka_unit_test(in_place_shared_frames),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

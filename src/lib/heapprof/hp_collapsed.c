@@ -32,6 +32,8 @@ typedef struct names {
 	name *slots;
 	size_t nslots, n;
 	rt_out txt;
+	name *stack; /* a site's frames' names, innermost first */
+	size_t cstack;
 } names;
 
 static void put_name(rt_out *o, const char *s)
@@ -110,13 +112,21 @@ static const name *name_of(names *nm, const rt_trace *t, const rt_frame *f)
 /* Site s's line into o; its weight is w. */
 static void put_site(rt_out *o, names *nm, const rt_trace *t, const rt_hp_site *s, uint64_t w)
 {
-	uint32_t n = s->bt == RT_NONE ? 0 : rt_trace_bt_len(t, s->bt);
-	const rt_frame *f = n ? rt_trace_bt_frames(t, s->bt) : NULL;
+	/* the frames where the trace keeps them (its tree, shared outer
+	 * frames): no array of every stack is laid out for this */
+	rt_bt_iter it;
+	rt_frame f;
+	size_t n = 0;
+	rt_trace_bt_iter(t, s->bt, &it);
+	while (rt_trace_bt_next(&it, &f)) {
+		if (n == nm->cstack)
+			rt_grow((void **)&nm->stack, &nm->cstack, n + 1, sizeof *nm->stack);
+		nm->stack[n++] = *name_of(nm, t, &f); /* a copy: the table may grow */
+	}
 	if (!n)
 		rt_out_str(o, "[no backtrace]");
-	for (uint32_t k = n; k-- > 0;) {
-		const name *e = name_of(nm, t, &f[k]);
-		rt_out_mem(o, nm->txt.buf + e->off, e->len);
+	for (size_t k = n; k-- > 0;) {
+		rt_out_mem(o, nm->txt.buf + nm->stack[k].off, nm->stack[k].len);
 		if (k)
 			rt_out_ch(o, ';');
 	}
@@ -144,6 +154,7 @@ int rt_hp_write_collapsed(const rt_hp *h, const rt_trace *t, rt_hp_cost_type typ
 	free(o.buf);
 	free(nm.txt.buf);
 	free(nm.slots);
+	free(nm.stack);
 	if (fflush(fp) || ferror(fp))
 		return errno ? -errno : -EIO;
 	return 0;

@@ -338,15 +338,24 @@ const rt_attachment *rt_trace_attachment_at(const rt_trace *t, size_t i) { retur
 
 /* One multiply per frame and a full mix at the end: stacks are long and
  * interned once per call, so this sits on the reader's hot path. */
+static inline uint64_t bt_hash_step(uint64_t h, uint64_t addr, uint32_t text)
+{
+	h = (h ^ addr ^ ((uint64_t)text << 40)) * 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 29);
+}
+
+static inline uint32_t bt_hash_end(uint64_t h)
+{
+	h = rt_mix64(h);
+	return (uint32_t)(h ^ (h >> 32));
+}
+
 uint32_t rt_bt_hash(const rt_frame *f, uint32_t n)
 {
 	uint64_t h = 0x2545f4914f6cdd1dULL + n;
-	for (uint32_t i = 0; i < n; i++) {
-		h = (h ^ f[i].addr ^ ((uint64_t)f[i].text << 40)) * 0x9e3779b97f4a7c15ULL;
-		h ^= h >> 29;
-	}
-	h = rt_mix64(h);
-	return (uint32_t)(h ^ (h >> 32));
+	for (uint32_t i = 0; i < n; i++)
+		h = bt_hash_step(h, f[i].addr, f[i].text);
+	return bt_hash_end(h);
 }
 
 static void bt_rehash(rt_trace *t)
@@ -450,6 +459,77 @@ static void bt_flatten(rt_trace *t)
 	free(tr.slots);
 }
 
+void rt_trace_bt_iter(const rt_trace *t, uint32_t bt, rt_bt_iter *it)
+{
+	bool some = bt < t->nbts && t->bts[bt].n;
+	*it = (rt_bt_iter){t, some ? t->bts[bt].off : 0, some ? t->bts[bt].n : 0};
+}
+
+uint32_t *rt_trace_bt_next_text(rt_bt_iter *it, uint64_t *addr)
+{
+	if (!it->left)
+		return NULL;
+	rt_trace *t = (rt_trace *)it->t; /* the caller's alone, as for rt_trace_bt_frames */
+	it->left--;
+	if (t->flat) {
+		rt_frame *f = &t->frames[it->at++];
+		*addr = f->addr;
+		return &f->text;
+	}
+	bt_node *nd = &t->tree.nodes[it->at];
+	it->at = nd->parent1 - 1;
+	*addr = nd->addr;
+	return &nd->text;
+}
+
+bool rt_trace_bt_next(rt_bt_iter *it, rt_frame *f)
+{
+	uint64_t addr;
+	const uint32_t *text = rt_trace_bt_next_text(it, &addr);
+	if (!text)
+		return false;
+	*f = (rt_frame){addr, *text};
+	return true;
+}
+
+bool rt_trace_bts_shared(const rt_trace *t)
+{
+	return !t->flat;
+}
+
+void rt_trace_bts_unshare(rt_trace *t)
+{
+	bt_flatten(t);
+}
+
+/* rt_bt_hash of stack id's frames, in the tree or in the array. */
+static uint32_t bt_hash_of(const rt_trace *t, uint32_t id)
+{
+	if (t->flat)
+		return rt_bt_hash(t->bts[id].n ? t->frames + t->bts[id].off : NULL, t->bts[id].n);
+	rt_bt_iter it;
+	rt_trace_bt_iter(t, id, &it);
+	uint64_t h = 0x2545f4914f6cdd1dULL + t->bts[id].n, addr;
+	for (const uint32_t *text; (text = rt_trace_bt_next_text(&it, &addr));)
+		h = bt_hash_step(h, addr, *text);
+	return bt_hash_end(h);
+}
+
+/* Whether stacks a and b hold the same frames, in the tree or the array. */
+static bool bts_same(const rt_trace *t, uint32_t a, uint32_t b)
+{
+	if (t->bts[a].n != t->bts[b].n)
+		return false;
+	rt_bt_iter x, y;
+	rt_trace_bt_iter(t, a, &x);
+	rt_trace_bt_iter(t, b, &y);
+	uint64_t ax, ay;
+	for (const uint32_t *tx, *ty; (tx = rt_trace_bt_next_text(&x, &ax)) && (ty = rt_trace_bt_next_text(&y, &ay));)
+		if (ax != ay || *tx != *ty)
+			return false;
+	return true;
+}
+
 /* Whether stack slot->id1 - 1 is f[0..n), in the array or in the tree. */
 static bool bt_equal(const rt_trace *t, const struct bt_slot *slot, const rt_frame *f, uint32_t n)
 {
@@ -537,17 +617,15 @@ size_t rt_trace_str_count(const rt_trace *t) { return t->strs.n; }
 size_t rt_trace_bts_reindex(rt_trace *t, uint32_t *same)
 {
 	size_t dups = 0, mask = t->nbt_slots - 1;
-	bt_flatten(t);
 	if (t->nbt_slots)
 		memset(t->bt_slots, 0, t->nbt_slots * sizeof *t->bt_slots);
 	for (size_t id = 0; id < t->nbts; id++) {
 		rt_bt *b = &t->bts[id];
-		const rt_frame *f = b->n ? t->frames + b->off : NULL;
-		b->hash = rt_bt_hash(f, b->n);
+		b->hash = bt_hash_of(t, (uint32_t)id);
 		size_t i = b->hash & mask;
 		same[id] = (uint32_t)id;
 		for (; t->bt_slots[i].id1; i = (i + 1) & mask)
-			if (t->bt_slots[i].hash == b->hash && bt_equal(t, &t->bt_slots[i], f, b->n)) {
+			if (t->bt_slots[i].hash == b->hash && bts_same(t, t->bt_slots[i].id1 - 1, (uint32_t)id)) {
 				same[id] = t->bt_slots[i].id1 - 1;
 				break;
 			}

@@ -15,6 +15,17 @@ uint32_t rt_trace_intern_bt_hashed(rt_trace *t, const rt_frame *frames, uint32_t
  * in-place pass: no second copy of every stack); rt_trace_bts_reindex
  * must follow before the next rt_trace_intern_bt. NULL when empty. */
 rt_frame *rt_trace_bt_frames_mut(rt_trace *t, uint32_t bt);
+/* rt_trace_bt_next, for the resolver's in-place pass: the next frame's
+ * address into *addr and where its text is kept, to rewrite it; NULL
+ * after the last. While the frames are a tree (rt_trace_bts_shared), a
+ * frame is shared by the stacks that hold it: rewriting its text
+ * rewrites it for each of them. */
+uint32_t *rt_trace_bt_next_text(rt_bt_iter *it, uint64_t *addr);
+/* Whether the frames are still a tree (stacks share their outer frames). */
+bool rt_trace_bts_shared(const rt_trace *t);
+/* Lays the frames out as one array (rt_trace_bt_frames does at its first
+ * call), so that each stack has its own. */
+void rt_trace_bts_unshare(rt_trace *t);
 /* After frames were rewritten in place: every backtrace is hashed again
  * and the table rebuilt in id order; one whose frames now equal an
  * earlier one's stays out of it and same[id] names that one (same[id] =

@@ -71,8 +71,10 @@ static void build_maps(rt_resolver *r)
 	}
 	qsort(r->maps, r->nmaps, sizeof *r->maps, map_cmp);
 	uint64_t maxto = 0;
+	r->all_alone = true;
 	for (size_t i = 0; i < r->nmaps; i++) {
 		r->maps[i].alone = r->maps[i].from >= maxto && (i + 1 == r->nmaps || r->maps[i + 1].from >= r->maps[i].to);
+		r->all_alone &= r->maps[i].alone;
 		if (r->maps[i].to > maxto)
 			maxto = r->maps[i].to;
 		r->maps[i].maxto = maxto;

@@ -152,6 +152,8 @@ struct rt_resolver {
 	size_t nmods;
 	rt_rmap *maps; /* sorted by from */
 	size_t nmaps;
+	bool all_alone; /* no mapping overlaps another: an address has one
+			 * entry whatever the call (stacks may share frames) */
 	rt_rent *ents;
 	size_t nents, cents;
 	uint32_t *slots; /* ents index + 1 */
