@@ -496,6 +496,15 @@ static void in_place_shared_frames(void **state)
 		rt_resolve_bts(t, bts, index, 40, &o, NULL);
 		assert_int_equal(rt_trace_bts_shared(t), !flat); /* the tree kept */
 		got[flat] = texts_of(t, bts, 40);
+		for (uint32_t i = 0; i < 40; i += 7) { /* the table knows the stacks as rewritten */
+			rt_frame g[4];
+			uint32_t n = 0;
+			rt_bt_iter it;
+			rt_trace_bt_iter(t, bts[i], &it);
+			while (n < 4 && rt_trace_bt_next(&it, &g[n]))
+				n++;
+			assert_int_equal(rt_trace_intern_bt(t, g, n), bts[i]);
+		}
 		rt_trace_free(t);
 	}
 	assert_string_equal(got[0], got[1]);

@@ -96,6 +96,8 @@ struct rt_trace {
 	struct bt_slot *bt_slots;
 	size_t nbt_slots;
 	uint32_t empty_bt; /* id of the empty backtrace, RT_NONE until seen */
+	bool bts_stale; /* rt_trace_bts_reindex_later: hashes and table to redo */
+	bool bt_texts;  /* a frame of a stack has a text (or may: written) */
 
 	rt_argblock *args;
 	size_t nargs, cargs;
@@ -571,9 +573,19 @@ uint32_t rt_trace_intern_bt(rt_trace *t, const rt_frame *frames, uint32_t n)
 	return rt_trace_intern_bt_hashed(t, frames, n, rt_bt_hash(frames, n));
 }
 
+/* The hashes and the table after rt_trace_bts_reindex_later. */
+static __attribute__((noinline)) void bts_refresh(rt_trace *t)
+{
+	uint32_t *same = rt_xmalloc((t->nbts ? t->nbts : 1) * sizeof *same);
+	rt_trace_bts_reindex(t, same);
+	free(same);
+}
+
 uint32_t rt_trace_intern_bt_hashed(rt_trace *t, const rt_frame *frames, uint32_t n,
 				   uint32_t h)
 {
+	if (__builtin_expect(t->bts_stale, 0))
+		bts_refresh(t);
 	if (n == 0 && t->empty_bt != RT_NONE)
 		return t->empty_bt;
 	if ((t->nbts + 1) * 2 > t->nbt_slots)
@@ -586,6 +598,8 @@ uint32_t rt_trace_intern_bt_hashed(rt_trace *t, const rt_frame *frames, uint32_t
 	}
 	if (!t->flat && t->tree.nnodes + n >= UINT32_MAX)
 		bt_flatten(t); /* node numbers are 32-bit */
+	for (uint32_t k = 0; k < n && !t->bt_texts; k++)
+		t->bt_texts = frames[k].text != RT_NONE;
 	rt_bt b = {t->nframes, n, h};
 	if (n && !t->flat)
 		b.off = tree_add(&t->tree, frames, n);
@@ -606,6 +620,7 @@ uint32_t rt_trace_bt_count(const rt_trace *t) { return (uint32_t)t->nbts; }
 rt_frame *rt_trace_bt_frames_mut(rt_trace *t, uint32_t bt)
 {
 	bt_flatten(t);
+	t->bt_texts = true; /* the caller may write some */
 	return bt < t->nbts && t->bts[bt].n ? t->frames + t->bts[bt].off : NULL;
 }
 
@@ -614,9 +629,22 @@ size_t rt_trace_str_count(const rt_trace *t) { return t->strs.n; }
 /* The table keeps its size (its load is that of the same stacks); a probe
  * that meets equal frames makes the later id a duplicate, as interning
  * the rewritten frames one by one would have. */
+void rt_trace_bts_reindex_later(rt_trace *t)
+{
+	t->bts_stale = true;
+	t->bt_texts = true;
+}
+
+bool rt_trace_bts_have_text(const rt_trace *t)
+{
+	return t->bt_texts;
+}
+
 size_t rt_trace_bts_reindex(rt_trace *t, uint32_t *same)
 {
 	size_t dups = 0, mask = t->nbt_slots - 1;
+	t->bts_stale = false;
+	t->bt_texts = true;
 	if (t->nbt_slots)
 		memset(t->bt_slots, 0, t->nbt_slots * sizeof *t->bt_slots);
 	for (size_t id = 0; id < t->nbts; id++) {

@@ -32,6 +32,14 @@ void rt_trace_bts_unshare(rt_trace *t);
  * id otherwise; same has rt_trace_bt_count entries). Returns how many
  * stayed out. */
 size_t rt_trace_bts_reindex(rt_trace *t, uint32_t *same);
+/* rt_trace_bts_reindex at the next rt_trace_intern_bt, for a caller that
+ * knows no two stacks came out equal (no frame had a text before it
+ * rewrote them, rt_trace_bts_have_text: stacks that differed still
+ * differ in an address). */
+void rt_trace_bts_reindex_later(rt_trace *t);
+/* Whether a frame of any stack has a text (or was given to a caller that
+ * may have written one: rt_trace_bt_frames_mut). */
+bool rt_trace_bts_have_text(const rt_trace *t);
 /* Strings interned in t (ids are below it). */
 size_t rt_trace_str_count(const rt_trace *t);
 

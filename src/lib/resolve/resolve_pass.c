@@ -85,6 +85,8 @@ typedef struct rt_rwalk {
 	size_t nents, cents, next;
 	uint32_t nbt; /* backtraces before the pass: the memo's size */
 	bool in_place;
+	bool shared;   /* in place on the trace's tree: stacks share frames */
+	bool had_text; /* a frame of the trace had a text before the pass */
 	uint32_t *roots; /* walked instead of the calls (rt_resolve_bts), or NULL */
 	const uint64_t *root_index;
 	size_t nroots;
@@ -95,32 +97,43 @@ typedef struct rt_rwalk {
 
 /* In place, first walk: each unresolved frame of bt with a mapping takes
  * RMARK | its entry's index as text. Where stacks share their outer
- * frames (the trace's tree), a frame another stack marked is skipped:
- * its entry is the same (the pass shares frames only when no mapping
+ * frames (the trace's tree), a frame another stack marked ends the walk:
+ * that stack's walk went on from it to the outermost frame, and its
+ * entries are the same (the pass shares frames only when no mapping
  * overlaps another, so an address has one entry whatever the call). */
-static void mark_bt(rt_resolver *r, rt_trace *t, uint32_t bt, uint64_t call_index)
+static void mark_bt(rt_resolver *r, rt_trace *t, uint32_t bt, uint64_t call_index, rt_rwalk *w)
 {
 	rt_bt_iter it;
 	rt_trace_bt_iter(t, bt, &it);
 	uint64_t addr;
 	for (uint32_t *text; (text = rt_trace_bt_next_text(&it, &addr));) {
-		if (*text != RT_NONE)
+		if (*text != RT_NONE) {
+			if (*text & RMARK && w->shared)
+				return;
 			continue;
+		}
 		rt_rent *e = rt_resolve_entry(r, addr, call_index, false);
 		if (e)
 			*text = RMARK | (uint32_t)(e - r->ents);
 	}
 }
 
-/* In place, second walk: the marked frames of bt take their texts. */
-static void unmark_bt(rt_resolver *r, rt_trace *t, uint32_t bt)
+/* In place, second walk: the marked frames of bt take their texts. On
+ * the tree with no text before the pass, a frame with a text was given
+ * it by another stack's walk, which went on to the outermost frame. */
+static void unmark_bt(rt_resolver *r, rt_trace *t, uint32_t bt, const rt_rwalk *w)
 {
 	rt_bt_iter it;
 	rt_trace_bt_iter(t, bt, &it);
 	uint64_t addr;
 	for (uint32_t *text; (text = rt_trace_bt_next_text(&it, &addr));) {
-		if (*text == RT_NONE || !(*text & RMARK))
+		if (*text == RT_NONE)
 			continue;
+		if (!(*text & RMARK)) {
+			if (w->shared && !w->had_text)
+				return;
+			continue;
+		}
 		rt_rent *e = &r->ents[*text & ~RMARK];
 		if (e->text_id != RT_NONE && !e->recorded)
 			record(r, e);
@@ -174,12 +187,12 @@ static void walk_bt(rt_resolver *r, rt_trace *t, rt_rwalk *w, uint32_t *bt, uint
 		return;
 	if (w->memo[*bt] == RT_NONE && !resolve) {
 		if (w->in_place)
-			mark_bt(r, t, *bt, index);
+			mark_bt(r, t, *bt, index, w);
 		else
 			collect_bt(r, t, *bt, index, w);
 		w->memo[*bt] = *bt;
 	} else if (w->memo[*bt] == RT_NONE && w->in_place) {
-		unmark_bt(r, t, *bt);
+		unmark_bt(r, t, *bt, w);
 		w->memo[*bt] = *bt;
 	} else if (w->memo[*bt] == RT_NONE) {
 		w->memo[*bt] = resolve_bt(r, t, *bt, w);
@@ -244,14 +257,20 @@ static void resolve_walks(rt_trace *t, rt_rwalk *wp, const rt_resolve_opts *opts
 	 * 2.13M frames are 271k nodes: no 34 MB array is laid out) */
 	if (w.in_place && rt_trace_bts_shared(t) && !r->all_alone)
 		rt_trace_bts_unshare(t);
+	w.shared = w.in_place && rt_trace_bts_shared(t);
+	w.had_text = rt_trace_bts_have_text(t);
 	size_t memo_size = (nbt ? nbt : 1) * sizeof *w.memo;
 	memset(w.memo, 0xff, memo_size); /* RT_NONE */
 	walk_calls(r, t, &w, false);
 	compute_pending(r);
 	memset(w.memo, 0xff, memo_size);
 	walk_calls(r, t, &w, true);
-	/* in place, stacks that came out equal: every id to the first's */
-	if (w.in_place && rt_trace_bts_reindex(t, w.memo))
+	/* in place, stacks that came out equal: every id to the first's; none
+	 * can where no frame had a text (they still differ in an address),
+	 * and the table waits for the next stack interned */
+	if (w.in_place && !w.had_text)
+		rt_trace_bts_reindex_later(t);
+	else if (w.in_place && rt_trace_bts_reindex(t, w.memo))
 		walk_calls(r, t, &w, true);
 	mark_resolved(t);
 	if (st)
