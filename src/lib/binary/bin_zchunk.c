@@ -824,6 +824,36 @@ static bool col_fill32(const uint8_t **pp, const uint8_t *end, char *to, size_t 
 	return ok;
 }
 
+/* The address and stack columns (n varints each) into the calls' 8-byte
+ * res_id and 4-byte bt fields, one value of each per step: a varint's
+ * place is the end of the one before, so a column is one chain of loads,
+ * and the two chains overlap where one column at a time waited on each
+ * (python3: 2.6 and 1.8 bytes a call, the widest columns). false as
+ * col_fill_w, or when a stack id is 2^32 or more; *bt_or: every id's
+ * bits. */
+static bool col_fill_addr_bt(const uint8_t **pa, const uint8_t *ea, const uint8_t **pb, const uint8_t *eb,
+			     rt_call *c, size_t n, uint32_t *bt_or)
+{
+	const uint8_t *p = *pa, *q = *pb;
+	uint64_t acc = 0;
+	for (size_t k = 0; k < n; k++) {
+		uint64_t v = p[0], u = q[0];
+		int m = v < 0x80 ? 1 : rt_bin_varint8_get(p, &v);
+		int l = u < 0x80 ? 1 : rt_bin_varint8_get(q, &u);
+		if (__builtin_expect(!m || !l || p > ea || q > eb, 0))
+			return false; /* over 8 bytes (or past the end): the join's */
+		p += m;
+		q += l;
+		acc |= u;
+		c[k].res_id = v;
+		c[k].bt = (uint32_t)u;
+	}
+	*pa = p;
+	*pb = q;
+	*bt_or = (uint32_t)acc | 0x7f;
+	return p <= ea && q <= eb && !(acc >> 32);
+}
+
 #define FIELD(c, f) ((char *)(c) + offsetof(rt_call, f))
 
 /* What the column at a time path carries from one block of calls to
@@ -839,11 +869,8 @@ typedef struct fstate {
 } fstate;
 
 /* The addresses, as take_addr finds them, without a branch on the kind. */
-static bool fast_addr(rt_bin_zc *z, const uint8_t **pp, const uint8_t *end, rt_call *c, size_t n, fstate *st,
-		      bool *wide)
+static bool fast_addr(rt_bin_zc *z, rt_call *c, size_t n, fstate *st, bool *wide)
 {
-	if (!col_fill(pp, end, FIELD(c, res_id), n, sizeof *c))
-		return false;
 	uint64_t last = st->last_addr, bad = 0, lo = UINT64_MAX, hi = 0;
 	uint32_t na = st->na;
 	for (size_t k = 0; k < n; k++) {
@@ -1051,17 +1078,17 @@ static bool fast_block(rt_bin_zc *z, dec *d, const uint8_t **p, fstate *st, rt_c
 	rt_bin_zcalls *cs = d->calls;
 	bool addr_wide = false, down;
 	size_t na = 0;
-	if (!fast_kinds(c, d->p[C_KIND] + k0, m, &na) || !col_fill(&p[C_IDX], end[C_IDX], FIELD(c, index), m, sizeof *c) ||
-	    !fast_addr(z, &p[C_ADDR], end[C_ADDR], c, m, st, &addr_wide) ||
-	    !fast_size(z, &p[C_SIZE], end[C_SIZE], c, m, na, st))
-		return false;
 	uint64_t w;
 	uint32_t fn_or, bt_or, ctx_or;
 	const uint8_t *from[4] = {p[C_DT], p[C_FN], p[C_BT], p[C_CTX]}, *res = p[C_RES];
+	if (!fast_kinds(c, d->p[C_KIND] + k0, m, &na) || !col_fill(&p[C_IDX], end[C_IDX], FIELD(c, index), m, sizeof *c) ||
+	    !col_fill_addr_bt(&p[C_ADDR], end[C_ADDR], &p[C_BT], end[C_BT], c, m, &bt_or) ||
+	    !fast_addr(z, c, m, st, &addr_wide) || !fast_size(z, &p[C_SIZE], end[C_SIZE], c, m, na, st))
+		return false;
 	if (!col_fill(&p[C_DT], end[C_DT], FIELD(c, timestamp_us), m, sizeof *c) ||
 	    !col_fill32(&p[C_FN], end[C_FN], FIELD(c, fn), m, sizeof *c, &fn_or) ||
 	    !col_fill_w(&p[C_RES], end[C_RES], FIELD(c, res_type), m, sizeof *c, 1, &w) ||
-	    (size_t)(p[C_RES] - res) != m || !col_fill32(&p[C_BT], end[C_BT], FIELD(c, bt), m, sizeof *c, &bt_or) ||
+	    (size_t)(p[C_RES] - res) != m ||
 	    !col_fill32(&p[C_CTX], end[C_CTX], FIELD(c, context), m, sizeof *c, &ctx_or) ||
 	    !fast_index(c, m, st, k0 == 0, &down))
 		return false;
