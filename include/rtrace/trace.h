@@ -174,6 +174,9 @@ typedef struct rt_bt_iter {
 RTRACE_API void rt_trace_bt_iter(const rt_trace *t, uint32_t bt, rt_bt_iter *it);
 /* The next frame into *f; false after the last. */
 RTRACE_API bool rt_trace_bt_next(rt_bt_iter *it, rt_frame *f);
+/* The frames of bt into f (rt_trace_bt_len of them), where the trace
+ * keeps them, as rt_trace_bt_iter reads them; returns how many. */
+RTRACE_API uint32_t rt_trace_bt_copy(const rt_trace *t, uint32_t bt, rt_frame *f);
 
 /* What is known of a frame, beyond the text printed after its address:
  * the module and the inline chain, as a resolver found them, Valgrind XML

@@ -191,6 +191,25 @@ static void bt_tree_then_array(void **state)
 		assert_int_equal(rt_trace_intern_bt(t, f[i], n[i]), id[i]); /* in the tree */
 	}
 	assert_int_equal(rt_trace_bt_count(t), distinct);
+	for (int flat = 0; flat < 2; flat++) /* read where they are: in the tree, then in the array */
+		for (uint32_t i = 0; i < TREE_N; i++) {
+			rt_frame c[TREE_DEPTH], x;
+			rt_bt_iter it;
+			assert_int_equal(rt_trace_bt_copy(t, id[i], c), n[i]);
+			rt_trace_bt_iter(t, id[i], &it);
+			for (uint32_t k = 0; k < n[i]; k++) {
+				assert_true(rt_trace_bt_next(&it, &x));
+				assert_true(x.addr == f[i][k].addr && x.text == f[i][k].text);
+				assert_true(c[k].addr == f[i][k].addr && c[k].text == f[i][k].text);
+			}
+			assert_false(rt_trace_bt_next(&it, &x));
+			if (flat == 0 && i + 1 == TREE_N)
+				rt_trace_bt_frames(t, 0); /* laid out as the array */
+		}
+	rt_bt_iter none;
+	rt_frame x;
+	rt_trace_bt_iter(t, RT_NONE, &none);
+	assert_false(rt_trace_bt_next(&none, &x));
 	for (uint32_t i = 0; i < TREE_N; i++) {
 		assert_int_equal(rt_trace_bt_len(t, id[i]), n[i]);
 		const rt_frame *g = rt_trace_bt_frames(t, id[i]); /* the array */

@@ -436,10 +436,12 @@ static uint32_t bare_frames(const rt_trace *t, uint32_t bt)
 {
 	if (bt == RT_NONE || bt >= rt_trace_bt_count(t))
 		return 0;
-	const rt_frame *f = rt_trace_bt_frames(t, bt);
+	rt_bt_iter it;
+	rt_frame f;
 	uint32_t n = 0;
-	for (uint32_t i = 0, len = rt_trace_bt_len(t, bt); i < len; i++)
-		n += f[i].text == RT_NONE;
+	rt_trace_bt_iter(t, bt, &it);
+	while (rt_trace_bt_next(&it, &f))
+		n += f.text == RT_NONE;
 	return n;
 }
 

@@ -411,7 +411,8 @@ static void add_stacks(builder *b, const uint32_t *order)
 {
 	vframe *v = NULL;
 	edge *e = NULL;
-	size_t cv = 0, ce = 0;
+	rt_frame *f = NULL; /* the stack's frames, copied from where the trace keeps them */
+	size_t cv = 0, ce = 0, cf = 0;
 	for (uint32_t i = 0; i <= b->nbt; i++) {
 		uint32_t bt = !order ? i : order[i] == RT_NONE ? b->nbt : order[i];
 		const uint64_t *cost = &b->cost[(size_t)bt * b->nslots];
@@ -419,7 +420,11 @@ static void add_stacks(builder *b, const uint32_t *order)
 			continue;
 		size_t n = 0;
 		uint32_t len = bt < b->nbt ? rt_trace_bt_len(b->t, bt) : 0, k = 0;
-		const rt_frame *f = bt < b->nbt ? rt_trace_bt_frames(b->t, bt) : NULL;
+		if (len > cf) {
+			rt_grow((void **)&f, &cf, len, sizeof *f);
+			memset(f, 0, cf * sizeof *f); /* the padding stays zero, as the array's */
+		}
+		rt_trace_bt_copy(b->t, bt < b->nbt ? bt : RT_NONE, f);
 		while (k + 1 < len && memo_allocator(b, &f[k]))
 			k++;
 		for (; k < len; k++)
@@ -434,6 +439,7 @@ static void add_stacks(builder *b, const uint32_t *order)
 	}
 	free(v);
 	free(e);
+	free(f);
 }
 
 /* --- the part --- */

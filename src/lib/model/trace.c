@@ -494,6 +494,18 @@ bool rt_trace_bt_next(rt_bt_iter *it, rt_frame *f)
 	return true;
 }
 
+uint32_t rt_trace_bt_copy(const rt_trace *t, uint32_t bt, rt_frame *f)
+{
+	uint32_t n = bt < t->nbts ? t->bts[bt].n : 0;
+	if (!n)
+		return 0;
+	if (t->flat)
+		memcpy(f, t->frames + t->bts[bt].off, n * sizeof *f);
+	else
+		tree_copy(&t->tree, t->bts[bt].off, n, f);
+	return n;
+}
+
 bool rt_trace_bts_shared(const rt_trace *t)
 {
 	return !t->flat;
