@@ -33,6 +33,7 @@ typedef struct names {
 	size_t nslots, n;
 	rt_out txt;
 	name *stack; /* a site's frames' names, innermost first */
+	rt_frame *frames; /* and the frames */
 	size_t cstack;
 } names;
 
@@ -112,20 +113,19 @@ static const name *name_of(names *nm, const rt_trace *t, const rt_frame *f)
 /* Site s's line into o; its weight is w. */
 static void put_site(rt_out *o, names *nm, const rt_trace *t, const rt_hp_site *s, uint64_t w)
 {
-	/* the frames where the trace keeps them (its tree, shared outer
-	 * frames): no array of every stack is laid out for this */
-	rt_bt_iter it;
-	rt_frame f;
-	size_t n = 0;
-	rt_trace_bt_iter(t, s->bt, &it);
-	while (rt_trace_bt_next(&it, &f)) {
-		if (n == nm->cstack)
-			rt_grow((void **)&nm->stack, &nm->cstack, n + 1, sizeof *nm->stack);
-		nm->stack[n++] = *name_of(nm, t, &f); /* a copy: the table may grow */
+	/* the frames copied from where the trace keeps them (its tree,
+	 * shared outer frames): no array of every stack is laid out */
+	uint32_t n = rt_trace_bt_len(t, s->bt);
+	if (n > nm->cstack) {
+		rt_grow((void **)&nm->stack, &nm->cstack, n, sizeof *nm->stack);
+		nm->frames = rt_xrealloc(nm->frames, nm->cstack * sizeof *nm->frames);
 	}
+	rt_trace_bt_copy(t, s->bt, nm->frames);
+	for (uint32_t k = 0; k < n; k++)
+		nm->stack[k] = *name_of(nm, t, &nm->frames[k]); /* a copy: the table may grow */
 	if (!n)
 		rt_out_str(o, "[no backtrace]");
-	for (size_t k = n; k-- > 0;) {
+	for (uint32_t k = n; k-- > 0;) {
 		rt_out_mem(o, nm->txt.buf + nm->stack[k].off, nm->stack[k].len);
 		if (k)
 			rt_out_ch(o, ';');
@@ -155,6 +155,7 @@ int rt_hp_write_collapsed(const rt_hp *h, const rt_trace *t, rt_hp_cost_type typ
 	free(nm.txt.buf);
 	free(nm.slots);
 	free(nm.stack);
+	free(nm.frames);
 	if (fflush(fp) || ferror(fp))
 		return errno ? -errno : -EIO;
 	return 0;
