@@ -2081,14 +2081,13 @@ static void watch_calls(void *ctx, rt_trace *t, const rt_call *c, size_t n)
 	}
 }
 
-/* A compressed trace read from its file: the pages of its frames go back
- * to the kernel once decoded, those each frame shares with its
- * neighbours and the ones a fault brings in around it too (bin_merge.c,
- * zrelease), so that its resident part stays a few frames' whatever the
- * file's size. Before, the frames' 4 KiB chunks being a page or so each,
- * about all the file stayed resident. The reader alone: with workers
- * the kernel may map a large folio of the file 2 MB at once (a PMD),
- * which no release splits. */
+/* A compressed trace read from its file: its frames are read with pread
+ * into the decoder's buffer (bin_zpar.c, rt_bin_zframe_at), not through
+ * the map, and the pages the file header brought in are given back, so
+ * that its resident part stays small whatever the file's size. Read
+ * through the map, about all the file stayed resident (the frames' 4 KiB
+ * chunks being a page or so each), or a 2 MB folio the kernel mapped at
+ * once. */
 static void compressed_pages_given_back(void **state)
 {
 	(void)state;
@@ -2432,7 +2431,7 @@ static void reader_helps_a_slow_worker(void **state)
 		o += RT_TF_ZFRAME_HEADER + ((uint32_t)zb[o + RT_TF_OFF_ZLEN] | (uint32_t)zb[o + RT_TF_OFF_ZLEN + 1] << 8 |
 					    (uint32_t)zb[o + RT_TF_OFF_ZLEN + 2] << 16);
 	}
-	rt_bin_zpar *p = rt_bin_zpar_new(zb, 1, 4);
+	rt_bin_zpar *p = rt_bin_zpar_new(zb, -1, 1, 4);
 	assert_non_null(p);
 	rt_bin_zpar_hold(p, true);
 	uint32_t job[3];

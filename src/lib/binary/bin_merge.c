@@ -351,31 +351,12 @@ static void zahead(rd *r, stream *s)
 	}
 }
 
-/* A compressed frame's pages go as soon as it is decoded (its bytes are
- * in s->zbuf then, and the map's are not read again), with the pages it
- * shares with its neighbours and the fault-around window before it
- * (ZBACK): a fault on a frame's page maps the kernel's 64 KB around it,
- * behind it too, so each frame entered brought back the tail of the one
- * before, which release_chunk had let go already, and kept it: 21 of
- * python3's 45 MB file stayed resident to the end. A page given back that
- * a frame not yet decoded still holds is read back from the page cache
- * when that frame is (a minor fault), never lost: the map is read-only. */
-#define ZBACK (256u << 10)
-static void zrelease(rd *r, uint64_t off, uint64_t end)
-{
-	uint64_t page = r->page, from = off > ZBACK ? off - ZBACK : 0, to = end < r->len ? end : r->len;
-	from = from / page * page;
-	to = (to + page - 1) / page * page;
-	if (to > from)
-		madvise((void *)(uintptr_t)(r->base + from), (size_t)(to - from), MADV_DONTNEED);
-}
-
 /* A compressed trace's frame at off, decoded into s->zbuf (its chunk
  * header, then the records), by a worker if it was queued. False with
  * r->diag when it does not decode. */
 static bool zenter(rd *r, stream *s, uint64_t off)
 {
-	const uint8_t *h = r->base + off;
+	const uint8_t *h = hdr(r, off);
 	uint32_t used = le32(h + RT_TF_OFF_USED), zlen = le32(h + RT_TF_OFF_ZLEN);
 	if (!r->zc)
 		r->zc = rt_bin_zc_new();
@@ -386,7 +367,7 @@ static bool zenter(rd *r, stream *s, uint64_t off)
 		s->zjn--;
 		rt_bin_zpar_take(r->zpar, job, r->zc, &f);
 	} else
-		rt_bin_zframe_decode(r->zc, h, &f);
+		rt_bin_zframe_decode(r->zc, rt_bin_zframe_at(r->zc, r->mapped ? r->fd : -1, r->base, off), &f);
 	s->zbuf = f.buf;
 	s->zcap = f.cap;
 	s->zc = f.calls;
@@ -397,8 +378,6 @@ static bool zenter(rd *r, stream *s, uint64_t off)
 		return rt_bin_bad(r, off, "expected a frame that decodes to its %" PRIu32 " used bytes: %s", used, f.why);
 	s->chunk = off;
 	s->used_end = off + RT_TF_ZFRAME_HEADER + zlen; /* in the file: the reader's "end" of the chunk */
-	if (r->mapped)
-		zrelease(r, off, s->used_end);
 	s->p = s->zbuf + RT_TF_CHUNK_HEADER;
 	s->end = s->p + used;
 	s->znext = s->zc.n ? s->p + s->zc.at[0][0] : NULL;
@@ -454,7 +433,7 @@ static int next_chunk(rd *r, stream *s)
 	while (s->qhead == s->qlen)
 		if (!scan_one(r))
 			return 0;
-	if (r->mapped)
+	if (r->mapped && !r->z) /* a compressed trace's frames are read, not mapped */
 		release_chunk(r, s);
 	return enter_chunk(r, s, s->q[s->qhead++]) ? 1 : -1;
 }
@@ -780,7 +759,7 @@ static void start_workers(rd *r)
 		return;
 	unsigned w = n - 1 > 16 ? 16 : n - 1;
 	r->zdepth = 2 * (w + 1) < RT_BIN_ZLOOK ? 2 * (w + 1) : RT_BIN_ZLOOK;
-	r->zpar = rt_bin_zpar_new(r->base, w, 2 * r->zdepth);
+	r->zpar = rt_bin_zpar_new(r->base, r->mapped ? r->fd : -1, w, 2 * r->zdepth);
 }
 
 /* mapped_fd: buf is rt_bin_read_fd's read-only map of this file, whose
@@ -806,6 +785,11 @@ static int read_mem(rt_trace *t, const void *buf, size_t len, const char *name, 
 		*err = r.diag;
 	} else {
 		set_file_fields(&r);
+		/* the pages the file header brought in (the kernel may map a
+		 * 2 MB folio at once): a compressed trace's frames are read with
+		 * pread (rt_bin_zframe_at), so nothing else faults them back */
+		if (r.mapped && r.z)
+			madvise((void *)(uintptr_t)r.base, len, MADV_DONTNEED);
 		index_chunks(&r);
 		r.leak_base = rt_trace_leak_count(t);
 		r.err_base = rt_trace_heap_error_count(t);

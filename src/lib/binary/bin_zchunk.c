@@ -58,6 +58,8 @@ struct rt_bin_zc {
 	uint8_t *buf, *out;
 	size_t bcap, ocap;
 	uint64_t ring[RING]; /* the decoder's */
+	uint8_t *raw;        /* rt_bin_zc_raw's */
+	size_t rawcap;
 	uint64_t *sizes;     /* the fast path's size column */
 	size_t scap;
 	bool exact;          /* rt_bin_zc_set_exact */
@@ -93,6 +95,7 @@ void rt_bin_zc_free(rt_bin_zc *z)
 		free(z->col[i].p);
 	free(z->buf);
 	free(z->out);
+	free(z->raw);
 	free(z->sizes);
 	free(z);
 }
@@ -1277,6 +1280,13 @@ void rt_bin_zcalls_free(rt_bin_zcalls *c)
 void rt_bin_zc_set_exact(rt_bin_zc *z, bool exact)
 {
 	z->exact = exact;
+}
+
+uint8_t *rt_bin_zc_raw(rt_bin_zc *z, size_t n)
+{
+	if (n > z->rawcap)
+		rt_grow((void **)&z->raw, &z->rawcap, n, 1);
+	return z->raw;
 }
 
 uint64_t rt_bin_zc_fast_frames(const rt_bin_zc *z)

@@ -71,5 +71,8 @@ bool rt_bin_zc_decode_calls(rt_bin_zc *z, const uint8_t *src, size_t len, uint32
 void rt_bin_zc_set_exact(rt_bin_zc *z, bool exact);
 /* How many frames the column at a time path decoded. */
 uint64_t rt_bin_zc_fast_frames(const rt_bin_zc *z);
+/* A buffer of at least n bytes of z's, for a frame read from its file
+ * (rt_bin_zframe_at), valid until the next call. */
+uint8_t *rt_bin_zc_raw(rt_bin_zc *z, size_t n);
 
 #endif

@@ -19,15 +19,20 @@ typedef struct rt_bin_zframe {
 	char why[200];
 } rt_bin_zframe;
 
+/* The frame at byte offset off of the trace (its header, then its
+ * payload): read from fd into z's buffer, or where it is in base when fd
+ * is -1 or the read fails. */
+const uint8_t *rt_bin_zframe_at(rt_bin_zc *z, int fd, const uint8_t *base, uint64_t off);
 /* Decodes the frame whose header is at h (its payload follows) into f,
  * growing its buffers: what the merge does inline, and each worker. */
 void rt_bin_zframe_decode(rt_bin_zc *z, const uint8_t *h, rt_bin_zframe *f);
 
 typedef struct rt_bin_zpar rt_bin_zpar;
 
-/* workers threads decoding frames of the trace at base into at most
- * slots frames at a time; NULL when no thread starts. */
-rt_bin_zpar *rt_bin_zpar_new(const uint8_t *base, unsigned workers, unsigned slots);
+/* workers threads decoding frames of the trace at base (read from fd,
+ * or -1: in base) into at most slots frames at a time; NULL when no
+ * thread starts. */
+rt_bin_zpar *rt_bin_zpar_new(const uint8_t *base, int fd, unsigned workers, unsigned slots);
 /* Stops the workers (a frame being decoded is finished first), frees all. */
 void rt_bin_zpar_free(rt_bin_zpar *p);
 /* Queues the frame at byte offset off; its job's number in *job, or
