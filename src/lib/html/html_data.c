@@ -32,18 +32,14 @@ static uint64_t hash_str(const char *s)
 	return h;
 }
 
+static uint64_t name_hash(const void *m, size_t i)
+{
+	return hash_str(((const names *)m)->s[i]);
+}
+
 static void names_grow(names *m)
 {
-	size_t ns = m->nslots ? m->nslots * 2 : 1024;
-	free(m->slot);
-	m->slot = rt_xcalloc(ns, sizeof *m->slot);
-	m->nslots = ns;
-	for (size_t i = 0; i < m->n; i++) {
-		size_t j = hash_str(m->s[i]) & (ns - 1);
-		while (m->slot[j])
-			j = (j + 1) & (ns - 1);
-		m->slot[j] = (uint32_t)i + 1;
-	}
+	rt_index_grow(&m->slot, &m->nslots, 1024, m->n, name_hash, m);
 }
 
 /* The index of name; *fresh when it was new. */

@@ -382,19 +382,15 @@ static size_t node_hash(uint32_t parent1, uint64_t addr, uint32_t text)
 	return (size_t)rt_mix64(addr ^ ((uint64_t)text << 40) ^ (parent1 * 0x9e3779b97f4a7c15ULL));
 }
 
+static uint64_t node_hash_of(const void *tr, size_t i)
+{
+	const bt_node *nd = &((const bt_tree *)tr)->nodes[i];
+	return node_hash(nd->parent1, nd->addr, nd->text);
+}
+
 static void tree_rehash(bt_tree *tr)
 {
-	size_t n = tr->nslots ? tr->nslots * 2 : 4096;
-	free(tr->slots);
-	tr->slots = rt_xcalloc(n, sizeof *tr->slots);
-	tr->nslots = n;
-	for (size_t i = 0; i < tr->nnodes; i++) {
-		const bt_node *nd = &tr->nodes[i];
-		size_t j = node_hash(nd->parent1, nd->addr, nd->text) & (n - 1);
-		while (tr->slots[j])
-			j = (j + 1) & (n - 1);
-		tr->slots[j] = (uint32_t)i + 1;
-	}
+	rt_index_grow(&tr->slots, &tr->nslots, 4096, tr->nnodes, node_hash_of, tr);
 }
 
 /* The node of frame f under node parent1 - 1 (0: none), added if new;

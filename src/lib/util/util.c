@@ -47,6 +47,21 @@ void *rt_xcalloc(size_t n, size_t size)
 	return p;
 }
 
+void rt_index_grow(uint32_t **slots, size_t *nslots, size_t first, size_t n,
+		   uint64_t (*hash)(const void *ctx, size_t id), const void *ctx)
+{
+	size_t ns = *nslots ? *nslots * 2 : first;
+	free(*slots);
+	*slots = rt_xcalloc(ns, sizeof **slots);
+	*nslots = ns;
+	for (size_t i = 0; i < n; i++) {
+		size_t j = (size_t)hash(ctx, i) & (ns - 1);
+		while ((*slots)[j])
+			j = (j + 1) & (ns - 1);
+		(*slots)[j] = (uint32_t)i + 1;
+	}
+}
+
 void *rt_xrealloc(void *p, size_t n)
 {
 	p = realloc(p, n ? n : 1);

@@ -18,6 +18,12 @@ char *rt_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Ensures *cap >= need for an array of elem-sized items, growing by 1.5x. */
 void rt_grow(void **p, size_t *cap, size_t need, size_t elem);
 
+/* An open-addressing index of id + 1 per slot (0: free), linear probing:
+ * grown to twice its slots (first: its size when it has none), and ids
+ * 0 to n - 1 placed again at hash(ctx, id)'s slot or the next free one. */
+void rt_index_grow(uint32_t **slots, size_t *nslots, size_t first, size_t n,
+		   uint64_t (*hash)(const void *ctx, size_t id), const void *ctx);
+
 #define RT_PUSH(arr, n, cap, value)                                        \
 	do {                                                               \
 		if ((n) == (cap))                                          \
