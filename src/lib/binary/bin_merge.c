@@ -18,9 +18,11 @@
  *
  * Memory follows the number of threads (and of distinct stacks, functions
  * and modules), not the length of the trace: one call per thread waits. A
- * mapped file's chunks are given back to the kernel once read, and the
- * passes over chunk headers read them with pread, so that the resident
- * size of a raw trace is not the file's (churn: 110 MB before, 16 after).
+ * mapped raw file's chunks are given back to the kernel once read, a
+ * compressed file's frames are read with pread (rt_bin_zframe_at) and
+ * never mapped, and the passes over chunk headers read them with pread,
+ * so that the resident size of a trace is not the file's (churn: 110 MB
+ * before, 16 after).
  *
  * Errors keep the delivered calls a prefix of the trace in index order: a
  * thread whose stream breaks becomes a heap entry keyed by the lowest index
@@ -392,7 +394,7 @@ static bool zlast(const rd *r, uint64_t off)
 	return r->z && (zcoding_at(r, off) & RT_TF_ZFLAG_LAST);
 }
 
-/* A mapped trace's pages of the chunk (or frame) s leaves are given back
+/* A mapped raw trace's pages of the chunk s leaves are given back
  * to the kernel: each is read once, by its thread, and the reader's
  * resident size was the whole file (106 MB on churn, twice
  * heaptrack_print's). Only the pages wholly inside the chunk go (15 of a
@@ -401,7 +403,7 @@ static bool zlast(const rd *r, uint64_t off)
  * reading a header) is read back from the file, never lost. */
 static void release_chunk(rd *r, const stream *s)
 {
-	uint64_t page = r->page, from = s->chunk, to = r->z ? s->used_end : s->chunk + r->chunk_size;
+	uint64_t page = r->page, from = s->chunk, to = s->chunk + r->chunk_size;
 	if (to > r->len)
 		to = r->len;
 	from = (from + page - 1) / page * page;
