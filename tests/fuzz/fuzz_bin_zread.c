@@ -9,7 +9,9 @@
  * error, the same input cut short (at a point a byte of it picks)
  * delivers calls of the whole input only; read again by batches
  * (rt_read_opts.on_calls) with frames decoded on 2 worker threads, it
- * gives the same calls and the same error. Any other input is a chunk's records after one
+ * gives the same calls and the same error, and so does the input read
+ * from a file (a memfd: mapped, its frames read with pread, on 1 and 3
+ * threads). Any other input is a chunk's records after one
  * byte: the codec must give them back byte for byte (it is lossless for
  * any bytes), and decoding the input as a frame's payload, of either
  * coding and of the length that byte says, must fail cleanly or give
@@ -17,6 +19,7 @@
  * at a time and through the join) must say what the rows say, give the
  * rows' bytes where it did not keep a call, raw model calls that are
  * their rows, and runs, order and id bounds that hold. */
+#define _GNU_SOURCE /* memfd_create */
 #include "binary/bin_zchunk.h"
 #include "format/trace_format.h"
 #include "format/varint.h"
@@ -28,6 +31,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 typedef struct sink {
 	uint64_t last, n;
@@ -72,13 +77,16 @@ static void on_warn(void *ctx, const rt_diag *d)
 	      "malformed warning");
 }
 
-/* threads and on_calls as rt_read_opts; why: the error's message */
-static int read_container(const uint8_t *data, size_t size, sink *s, unsigned threads, bool batch, char *why)
+/* threads and on_calls as rt_read_opts; why: the error's message; fd:
+ * the input's file (rt_bin_read_fd), or -1 (rt_bin_read_mem) */
+static int read_container(const uint8_t *data, size_t size, sink *s, unsigned threads, bool batch, char *why,
+			  int fd)
 {
 	rt_trace *t = rt_trace_new();
 	rt_read_opts ro = {0, on_call, on_warn, s, threads, batch ? on_calls : NULL};
 	rt_diag err = {0};
-	int rc = rt_bin_read_mem(t, data, size, "fuzz", &ro, NULL, &err);
+	int rc = fd >= 0 ? rt_bin_read_fd(t, fd, "fuzz", &ro, NULL, &err)
+			 : rt_bin_read_mem(t, data, size, "fuzz", &ro, NULL, &err);
 	snprintf(why, sizeof err.msg, "%s", rc ? err.msg : "");
 	if (rc)
 		check(err.line == 0 && !strncmp(err.msg, "byte offset ", 12), "malformed error");
@@ -90,12 +98,22 @@ static void container(const uint8_t *data, size_t size)
 {
 	sink whole = {0}, cut = {0}, par = {0};
 	char why[sizeof((rt_diag *)0)->msg], why_par[sizeof why];
-	int rc = read_container(data, size, &whole, 1, false, why);
-	read_container(data, size > 1 ? (size_t)data[size / 2] * size / 256 : 0, &cut, 1, false, why_par);
-	check(read_container(data, size, &par, 3, true, why_par) == rc && !strcmp(why, why_par) && par.n == whole.n &&
-	      (!par.n || !memcmp(par.index, whole.index, par.n * sizeof *par.index)),
+	int rc = read_container(data, size, &whole, 1, false, why, -1);
+	read_container(data, size > 1 ? (size_t)data[size / 2] * size / 256 : 0, &cut, 1, false, why_par, -1);
+	check(read_container(data, size, &par, 3, true, why_par, -1) == rc && !strcmp(why, why_par) &&
+	      par.n == whole.n && (!par.n || !memcmp(par.index, whole.index, par.n * sizeof *par.index)),
 	      "by batches on worker threads, not the calls or error of one thread");
 	free(par.index);
+	int fd = memfd_create("fuzz_bin_zread", MFD_CLOEXEC);
+	check(fd >= 0 && write(fd, data, size) == (ssize_t)size, "memfd");
+	for (unsigned threads = 1; threads <= 3; threads += 2) {
+		sink file = {0};
+		check(read_container(data, size, &file, threads, false, why_par, fd) == rc && !strcmp(why, why_par) &&
+		      file.n == whole.n && (!file.n || !memcmp(file.index, whole.index, file.n * sizeof *file.index)),
+		      "from a file, not the calls or error from memory");
+		free(file.index);
+	}
+	close(fd);
 	size_t j = 0;
 	/* an error past the cut may stop the whole read before calls the cut
 	 * one reads (a truncated container is read to its last frame) */

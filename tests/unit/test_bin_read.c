@@ -2398,6 +2398,63 @@ static void threads_read_as_one(void **state)
 	be_free(&bf.f);
 }
 
+/* buf (len bytes) read from a file, its frames with pread (bin_zpar.c,
+ * rt_bin_zframe_at), on 1 and 2 threads: what the reader gives from
+ * memory, the same calls, warnings and error. */
+static void same_from_file(const uint8_t *buf, size_t len)
+{
+	char path[] = "/tmp/test_bin_zfile.XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path, buf, len);
+	for (unsigned j = 1; j <= 2; j++) {
+		outcome mem, file;
+		outcome_of_j(NULL, buf, len, 1, &mem);
+		outcome_of_j(path, NULL, 0, j, &file);
+		same_outcome(&mem, &file);
+	}
+	unlink(path);
+}
+
+/* A compressed trace read from its file, whole, cut anywhere (inside a
+ * frame too) and with a frame that does not decode: the calls before
+ * the cut or the bad frame are delivered and the same message names the
+ * byte offset, as when read from memory. */
+static void frames_read_from_file(void **state)
+{
+	(void)state;
+	bfile bf;
+	threads_trace(&bf);
+	size_t zlen, n = 0;
+	uint8_t *zb = compress_bf(&bf, &zlen);
+	same_from_file(zb, zlen);
+	for (int k = 1; k < 8; k++) {
+		size_t cut = zlen * (size_t)k / 8 + (size_t)k * 7;
+		outcome o;
+		outcome_of_j(NULL, zb, cut, 1, &o);
+		assert_true(o.s.n > 0); /* what was read before the cut */
+		assert_true(o.s.nwarn > 0 || o.rc != 0);
+		seen_free(&o.s);
+		free(o.frame);
+		same_from_file(zb, cut);
+	}
+	size_t off = 64;
+	while (off < zlen / 2 || zb[off + 20] != RT_TF_ZCODING_COLUMNS)
+		off += RT_TF_ZFRAME_HEADER + ((uint32_t)zb[off + 16] | (uint32_t)zb[off + 17] << 8);
+	uint8_t *bad = change_frame(zb, zlen, off, bad_first_release, &n);
+	outcome o;
+	outcome_of_j(NULL, bad, n, 1, &o);
+	assert_int_equal(o.rc, -1);
+	assert_non_null(strstr(o.err.msg, "byte offset"));
+	seen_free(&o.s);
+	free(o.frame);
+	same_from_file(bad, n);
+	free(bad);
+	free(zb);
+	be_free(&bf.f);
+}
+
 /* Lets the held worker go once the reader decoded two frames for it,
  * or after 5 s (a reader that only waits). */
 static void *unhold_after_help(void *arg)
@@ -2726,6 +2783,7 @@ int main(void)
 		cmocka_unit_test(bad_columns_fail_before_their_calls),
 		cmocka_unit_test(threads_read_as_one),
 		cmocka_unit_test(reader_helps_a_slow_worker),
+		cmocka_unit_test(frames_read_from_file),
 		cmocka_unit_test(batches_read_as_calls),
 		cmocka_unit_test(runs_by_pointer),
 	};
