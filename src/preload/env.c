@@ -140,29 +140,24 @@ size_t rt_env_exec_size(char *const *envp)
 	       sizeof RT_ENV_USER_LD_PRELOAD + u + 1;
 }
 
-/* "NAME=a[:b]" at p; returns the byte after its end. */
-/* stpcpy without the C library's: the exec interposers run this in fork
- * children, where a function the parent never called is bound by ld.so
- * (a lookup through every library's tables, ~30 us of such a child) */
-static char *put_str(char *p, const char *s)
-{
-	while (*s)
-		*p++ = *s++;
-	return p;
-}
-
+/* "NAME=a[:b]" at p (rt_env_exec_size made the room); returns the byte
+ * after its end. rt_cat, not stpcpy: the exec interposers run this in
+ * fork children, where a C library function the parent never called is
+ * bound by ld.so (a lookup through every library's tables, ~30 us of
+ * such a child). */
 static char *put_entry(char *p, const char *name, const char *a, size_t alen, const char *b)
 {
-	p = put_str(p, name);
-	*p++ = '=';
-	memcpy(p, a, alen);
-	p += alen;
+	size_t n = 0;
+	rt_cat(p, SIZE_MAX, &n, name);
+	p[n++] = '=';
+	memcpy(p + n, a, alen);
+	n += alen;
 	if (b && *b) {
-		*p++ = ':';
-		p = put_str(p, b);
+		p[n++] = ':';
+		rt_cat(p, SIZE_MAX, &n, b);
 	}
-	*p = '\0';
-	return p + 1;
+	p[n] = '\0';
+	return p + n + 1;
 }
 
 char *const *rt_env_exec(char *const *envp, void *buf)

@@ -166,7 +166,8 @@ typedef struct rd {
 	 * given back (bin_merge.c, release_chunk) */
 	bool mapped;
 	uint64_t page;
-	int fd;                               /* the mapped file: headers by pread */
+	int fd;                               /* the mapped file (-1: a caller's buffer):
+					       * headers and compressed frames by pread */
 	uint8_t hbuf[RT_TF_ZFRAME_HEADER];    /* the header last read so */
 	uint64_t hbuf_off;
 	bool hbuf_ok;

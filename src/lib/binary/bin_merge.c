@@ -369,7 +369,7 @@ static bool zenter(rd *r, stream *s, uint64_t off)
 		s->zjn--;
 		rt_bin_zpar_take(r->zpar, job, r->zc, &f);
 	} else
-		rt_bin_zframe_decode(r->zc, rt_bin_zframe_at(r->zc, r->mapped ? r->fd : -1, r->base, off), &f);
+		rt_bin_zframe_decode(r->zc, rt_bin_zframe_at(r->zc, r->fd, r->base, off), &f);
 	s->zbuf = f.buf;
 	s->zcap = f.cap;
 	s->zc = f.calls;
@@ -761,7 +761,7 @@ static void start_workers(rd *r)
 		return;
 	unsigned w = n - 1 > 16 ? 16 : n - 1;
 	r->zdepth = 2 * (w + 1) < RT_BIN_ZLOOK ? 2 * (w + 1) : RT_BIN_ZLOOK;
-	r->zpar = rt_bin_zpar_new(r->base, r->mapped ? r->fd : -1, w, 2 * r->zdepth);
+	r->zpar = rt_bin_zpar_new(r->base, r->fd, w, 2 * r->zdepth);
 }
 
 /* mapped_fd: buf is rt_bin_read_fd's read-only map of this file, whose

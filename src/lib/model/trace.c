@@ -97,7 +97,7 @@ struct rt_trace {
 	size_t nbt_slots;
 	uint32_t empty_bt; /* id of the empty backtrace, RT_NONE until seen */
 	bool bts_stale; /* rt_trace_bts_reindex_later: hashes and table to redo */
-	bool bt_texts;  /* a frame of a stack has a text (or may: written) */
+	bool bt_texts;  /* a frame of a stack has a text (or may: rewritten) */
 
 	rt_argblock *args;
 	size_t nargs, cargs;
@@ -463,7 +463,9 @@ void rt_trace_bt_iter(const rt_trace *t, uint32_t bt, rt_bt_iter *it)
 	*it = (rt_bt_iter){t, some ? t->bts[bt].off : 0, some ? t->bts[bt].n : 0};
 }
 
-uint32_t *rt_trace_bt_next_text(rt_bt_iter *it, uint64_t *addr)
+/* The next frame's address and where its text is, in the tree or the
+ * array; NULL after the last. */
+static inline uint32_t *bt_step(rt_bt_iter *it, uint64_t *addr)
 {
 	if (!it->left)
 		return NULL;
@@ -480,10 +482,15 @@ uint32_t *rt_trace_bt_next_text(rt_bt_iter *it, uint64_t *addr)
 	return &nd->text;
 }
 
+uint32_t *rt_trace_bt_next_text(rt_bt_iter *it, uint64_t *addr)
+{
+	return bt_step(it, addr);
+}
+
 bool rt_trace_bt_next(rt_bt_iter *it, rt_frame *f)
 {
 	uint64_t addr;
-	const uint32_t *text = rt_trace_bt_next_text(it, &addr);
+	const uint32_t *text = bt_step(it, &addr);
 	if (!text)
 		return false;
 	*f = (rt_frame){addr, *text};
@@ -512,20 +519,34 @@ void rt_trace_bts_unshare(rt_trace *t)
 	bt_flatten(t);
 }
 
-/* rt_bt_hash of stack id's frames, in the tree or in the array. */
+/* rt_bt_hash of stack id's frames, where they are kept. */
 static uint32_t bt_hash_of(const rt_trace *t, uint32_t id)
 {
-	if (t->flat)
-		return rt_bt_hash(t->bts[id].n ? t->frames + t->bts[id].off : NULL, t->bts[id].n);
 	rt_bt_iter it;
 	rt_trace_bt_iter(t, id, &it);
 	uint64_t h = 0x2545f4914f6cdd1dULL + t->bts[id].n, addr;
-	for (const uint32_t *text; (text = rt_trace_bt_next_text(&it, &addr));)
+	for (const uint32_t *text; (text = bt_step(&it, &addr));)
 		h = bt_hash_step(h, addr, *text);
 	return bt_hash_end(h);
 }
 
-/* Whether stacks a and b hold the same frames, in the tree or the array. */
+/* Whether stack id's frames, where they are kept, are f[0..n). */
+static bool bt_is(const rt_trace *t, uint32_t id, const rt_frame *f, uint32_t n)
+{
+	if (t->bts[id].n != n)
+		return false;
+	rt_bt_iter it;
+	rt_trace_bt_iter(t, id, &it);
+	uint64_t addr = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const uint32_t *text = bt_step(&it, &addr);
+		if (addr != f[i].addr || *text != f[i].text)
+			return false;
+	}
+	return true;
+}
+
+/* Whether stacks a and b hold the same frames, where they are kept. */
 static bool bts_same(const rt_trace *t, uint32_t a, uint32_t b)
 {
 	if (t->bts[a].n != t->bts[b].n)
@@ -533,34 +554,12 @@ static bool bts_same(const rt_trace *t, uint32_t a, uint32_t b)
 	rt_bt_iter x, y;
 	rt_trace_bt_iter(t, a, &x);
 	rt_trace_bt_iter(t, b, &y);
-	uint64_t ax, ay;
-	for (const uint32_t *tx, *ty; (tx = rt_trace_bt_next_text(&x, &ax)) && (ty = rt_trace_bt_next_text(&y, &ay));)
+	uint64_t ax = 0, ay = 0;
+	for (const uint32_t *tx; (tx = bt_step(&x, &ax));) {
+		const uint32_t *ty = bt_step(&y, &ay);
 		if (ax != ay || *tx != *ty)
 			return false;
-	return true;
-}
-
-/* Whether stack slot->id1 - 1 is f[0..n), in the array or in the tree. */
-static bool bt_equal(const rt_trace *t, const struct bt_slot *slot, const rt_frame *f, uint32_t n)
-{
-	const rt_bt *b = &t->bts[slot->id1 - 1];
-	if (b->n != n)
-		return false;
-	if (n == 0)
-		return true; /* t->frames may still be NULL */
-	if (!t->flat) {
-		const bt_node *nd = &t->tree.nodes[b->off];
-		for (uint32_t i = 0;; nd = &t->tree.nodes[nd->parent1 - 1]) {
-			if (nd->addr != f[i].addr || nd->text != f[i].text)
-				return false;
-			if (++i == n)
-				return true;
-		}
 	}
-	const rt_frame *g = t->frames + b->off;
-	for (uint32_t i = 0; i < n; i++)
-		if (g[i].addr != f[i].addr || g[i].text != f[i].text)
-			return false;
 	return true;
 }
 
@@ -601,7 +600,7 @@ uint32_t rt_trace_intern_bt_hashed(rt_trace *t, const rt_frame *frames, uint32_t
 	size_t mask = t->nbt_slots - 1, i = h & mask;
 	for (; t->bt_slots[i].id1; i = (i + 1) & mask) {
 		const struct bt_slot *slot = &t->bt_slots[i];
-		if (slot->hash == h && bt_equal(t, slot, frames, n))
+		if (slot->hash == h && bt_is(t, slot->id1 - 1, frames, n))
 			return slot->id1 - 1;
 	}
 	if (!t->flat && t->tree.nnodes + n >= UINT32_MAX)
@@ -625,18 +624,8 @@ uint32_t rt_trace_intern_bt_hashed(rt_trace *t, const rt_frame *frames, uint32_t
 
 uint32_t rt_trace_bt_count(const rt_trace *t) { return (uint32_t)t->nbts; }
 
-rt_frame *rt_trace_bt_frames_mut(rt_trace *t, uint32_t bt)
-{
-	bt_flatten(t);
-	t->bt_texts = true; /* the caller may write some */
-	return bt < t->nbts && t->bts[bt].n ? t->frames + t->bts[bt].off : NULL;
-}
-
 size_t rt_trace_str_count(const rt_trace *t) { return t->strs.n; }
 
-/* The table keeps its size (its load is that of the same stacks); a probe
- * that meets equal frames makes the later id a duplicate, as interning
- * the rewritten frames one by one would have. */
 void rt_trace_bts_reindex_later(rt_trace *t)
 {
 	t->bts_stale = true;
@@ -648,6 +637,9 @@ bool rt_trace_bts_have_text(const rt_trace *t)
 	return t->bt_texts;
 }
 
+/* The table keeps its size (its load is that of the same stacks); a probe
+ * that meets equal frames makes the later id a duplicate, as interning
+ * the rewritten frames one by one would have. */
 size_t rt_trace_bts_reindex(rt_trace *t, uint32_t *same)
 {
 	size_t dups = 0, mask = t->nbt_slots - 1;

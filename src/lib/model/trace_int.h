@@ -11,15 +11,12 @@ void rt_trace_prefetch_bt(const rt_trace *t, uint32_t hash);
 /* rt_trace_intern_bt with the hash already computed by rt_bt_hash. */
 uint32_t rt_trace_intern_bt_hashed(rt_trace *t, const rt_frame *frames, uint32_t n,
 				   uint32_t hash);
-/* The frames of backtrace bt, to rewrite where they are (the resolver's
- * in-place pass: no second copy of every stack); rt_trace_bts_reindex
- * must follow before the next rt_trace_intern_bt. NULL when empty. */
-rt_frame *rt_trace_bt_frames_mut(rt_trace *t, uint32_t bt);
 /* rt_trace_bt_next, for the resolver's in-place pass: the next frame's
  * address into *addr and where its text is kept, to rewrite it; NULL
  * after the last. While the frames are a tree (rt_trace_bts_shared), a
  * frame is shared by the stacks that hold it: rewriting its text
- * rewrites it for each of them. */
+ * rewrites it for each of them. rt_trace_bts_reindex (or _later) must
+ * follow before the next rt_trace_intern_bt. */
 uint32_t *rt_trace_bt_next_text(rt_bt_iter *it, uint64_t *addr);
 /* Whether the frames are still a tree (stacks share their outer frames). */
 bool rt_trace_bts_shared(const rt_trace *t);
@@ -37,8 +34,8 @@ size_t rt_trace_bts_reindex(rt_trace *t, uint32_t *same);
  * rewrote them, rt_trace_bts_have_text: stacks that differed still
  * differ in an address). */
 void rt_trace_bts_reindex_later(rt_trace *t);
-/* Whether a frame of any stack has a text (or was given to a caller that
- * may have written one: rt_trace_bt_frames_mut). */
+/* Whether a frame of any stack has a text (or may have: rewritten in
+ * place, then re-indexed). */
 bool rt_trace_bts_have_text(const rt_trace *t);
 /* Strings interned in t (ids are below it). */
 size_t rt_trace_str_count(const rt_trace *t);
