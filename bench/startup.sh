@@ -100,6 +100,7 @@ one() { cmd_of "$1" && "${cmd[@]}" >/dev/null 2>&1; } # one quiet run of $1
 cleaned=0
 clean() {
 	cleaned=$((cleaned + 1))
+	mkdir -p "$out/old"
 	mv "$out/traces" "$out/old/t$cleaned" && mv "$out/ht" "$out/old/h$cleaned"
 	mkdir -p "$out/traces" "$out/ht"
 	: >"$out/manifest"
