@@ -6,6 +6,7 @@
 #include "leak_int.h"
 #include "lifetime.h"
 #include "module.h"
+#include "pages.h"
 #include "format/run_env.h"
 
 #include <dlfcn.h>
@@ -16,7 +17,9 @@
 #include <sys/single_threaded.h>
 #include <unistd.h>
 
-rt_options rt_opt = {.depth = 32, .timestamps = true};
+/* Written once at start and only read after: with the cold tables
+ * (pages.h), its 2 KiB of paths off the pages every fork writes. */
+rt_options rt_opt RT_COLD;
 _Atomic int rt_active;
 _Atomic int rt_stopped;
 static _Atomic int paused;
@@ -55,6 +58,8 @@ static bool has_flag(const char *flags, const char *letter)
 static void read_options(void)
 {
 	const char *v;
+	rt_opt.depth = 32;
+	rt_opt.timestamps = true;
 	copy_env(rt_opt.dir, sizeof rt_opt.dir, RT_ENV_DIR, ".");
 	copy_env(rt_opt.manifest, sizeof rt_opt.manifest, RT_ENV_MANIFEST, "");
 	copy_env(rt_opt.pool, sizeof rt_opt.pool, RT_ENV_POOL, "");

@@ -227,7 +227,7 @@ void rt_set_args(int argc, char **argv)
  * a buffer that only then is touched. */
 static const char *cmdline(size_t *n)
 {
-	static char cmd[CMD_MAX];
+	static char cmd[CMD_MAX] RT_COLD;
 	if (!args_lo) {
 		*n = read_file("/proc/self/cmdline", cmd, sizeof cmd - 1);
 		return cmd;

@@ -54,10 +54,17 @@ static int own_fd = -1;
 static dev_t own_dev;
 static ino_t own_ino;
 static _Atomic int moved_once;
-static char trace_path[4096];
-/* where the records go: trace_path, or trace_path RT_RAW_SUFFIX when
- * `rtrace run` compresses them into trace_path (format/run_env.h) */
-static char data_path[4096 + sizeof RT_RAW_SUFFIX];
+/* The trace's path, then where the records go right after its NUL: the
+ * same path, or it and RT_RAW_SUFFIX when `rtrace run` compresses the
+ * records into the trace's path (format/run_env.h). One buffer with the
+ * cold tables: both names of a short path on one page, written by every
+ * traced process (a fork child's included), while the variables written
+ * at each fork keep a page or two of their own (see pages.h). */
+#define PATH_CAP 4096u
+static char paths[2 * PATH_CAP + sizeof RT_RAW_SUFFIX] RT_COLD;
+static uint16_t data_off = 1; /* paths[1]: "" before a path is made */
+#define trace_path paths
+#define data_path (paths + data_off)
 static pthread_mutex_t grow_lock = PTHREAD_MUTEX_INITIALIZER;
 /* the first segments' addresses among the variables every process
  * writes (not a page fault of their own), the others with the cold ones */
@@ -74,6 +81,9 @@ _Atomic unsigned rt_writer_gen = 1;
 static _Atomic int disabled_once;
 /* chunks of each segment their threads have left */
 static _Atomic uint16_t seg_done[MAX_SEGS] RT_COLD;
+/* some chunk was left: seg_done's page exists (a fork child that finds
+ * it unset neither reads nor clears it, which would fault its page in) */
+static _Atomic int seg_done_used;
 
 __thread rt_tls rt_t __attribute__((tls_model("initial-exec")));
 static __thread uint32_t chunk_seq;
@@ -539,6 +549,8 @@ static void tls_check_gen(void)
 static void chunk_left(void)
 {
 	uint64_t seg = chunk_index / CHUNKS_PER_SEG;
+	if (!atomic_load_explicit(&seg_done_used, memory_order_relaxed))
+		atomic_store_explicit(&seg_done_used, 1, memory_order_relaxed);
 	if (atomic_fetch_add(&seg_done[seg], 1) + 1 == CHUNKS_PER_SEG)
 		madvise(seg_base(seg), SEG_SIZE, MADV_DONTNEED);
 }
@@ -576,7 +588,7 @@ uint8_t *rt_put_str(uint8_t *p, const char *s, size_t n)
  * the path back to the root: 1% of a traced /bin/true's CPU, twice):
  * the trace's name and its PROCESS record both need it, and a forked
  * child runs the same executable. Empty when it cannot be read. */
-static char exe_path[4096];
+static char exe_path[4096] RT_COLD;
 static int exe_read;
 
 const char *rt_exe_path(void)
@@ -620,18 +632,19 @@ static int open_trace(int (*make)(const char *data))
 	pid_t pid = getpid();
 	for (int k = 0; k < 1000; k++) {
 		size_t n = 0; /* DIR/NAME-PID.rtrace, DIR/NAME-PID-K.rtrace */
-		rt_cat(trace_path, sizeof trace_path, &n, rt_opt.dir);
-		rt_cat(trace_path, sizeof trace_path, &n, "/");
-		rt_cat(trace_path, sizeof trace_path, &n, name);
-		rt_cat(trace_path, sizeof trace_path, &n, "-");
-		rt_cat_dec(trace_path, sizeof trace_path, &n, (uint64_t)pid);
+		rt_cat(trace_path, PATH_CAP, &n, rt_opt.dir);
+		rt_cat(trace_path, PATH_CAP, &n, "/");
+		rt_cat(trace_path, PATH_CAP, &n, name);
+		rt_cat(trace_path, PATH_CAP, &n, "-");
+		rt_cat_dec(trace_path, PATH_CAP, &n, (uint64_t)pid);
 		if (k) {
-			rt_cat(trace_path, sizeof trace_path, &n, "-");
-			rt_cat_dec(trace_path, sizeof trace_path, &n, (uint64_t)k);
+			rt_cat(trace_path, PATH_CAP, &n, "-");
+			rt_cat_dec(trace_path, PATH_CAP, &n, (uint64_t)k);
 		}
-		rt_cat(trace_path, sizeof trace_path, &n, ".rtrace");
+		rt_cat(trace_path, PATH_CAP, &n, ".rtrace");
+		data_off = (uint16_t)(n + 1);
 		memcpy(data_path, trace_path, n + 1);
-		rt_cat(data_path, sizeof data_path, &n, rt_opt.raw_suffix ? RT_RAW_SUFFIX : "");
+		rt_cat(data_path, PATH_CAP + sizeof RT_RAW_SUFFIX, &n, rt_opt.raw_suffix ? RT_RAW_SUFFIX : "");
 		if (rt_opt.raw_suffix && !access(trace_path, F_OK))
 			continue; /* the compressed trace's name is taken */
 		int fd = make(data_path);
@@ -800,7 +813,8 @@ void rt_writer_fork_child(void (*preamble)(void), bool locked)
 		if (seg_base(s))
 			rt_pages_free(seg_base(s), SEG_SIZE); /* the system call: no binding of munmap in the child */
 		seg_base(s) = NULL;
-		atomic_store(&seg_done[s], 0);
+		if (atomic_load(&seg_done_used) && atomic_load(&seg_done[s]))
+			atomic_store(&seg_done[s], 0); /* only when set: a store copies the page */
 	}
 	have_file = 0;
 	atomic_store(&next_chunk, 0);
