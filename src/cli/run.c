@@ -558,6 +558,32 @@ static void die_by(int sig)
 	raise(sig);
 }
 
+/* The manifest the traced processes announce their traces in: in
+ * /dev/shm where it can be made there, else in $TMPDIR or /tmp. Its
+ * blocks are reserved at once, so that a disk filled later (by the
+ * traces, say) cannot stop the processes from saying what happened; on
+ * a disk, giving them back at the end was the largest part of rtrace
+ * run's own end (ext4 mounted with discard: ~0.1-0.3 ms a run, against
+ * ~0.02 ms on tmpfs). */
+static void make_manifest(char *path, size_t cap)
+{
+	const char *tmp = getenv("TMPDIR");
+	const char *dirs[] = {"/dev/shm", tmp && *tmp ? tmp : "/tmp", "/tmp"};
+	int err = 0;
+	for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
+		if ((size_t)snprintf(path, cap, "%s/rtrace-run-XXXXXX", dirs[i]) >= cap)
+			continue;
+		int fd = mkstemp(path);
+		if (fd >= 0) {
+			(void)fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 1 << 16);
+			close(fd);
+			return;
+		}
+		err = errno;
+	}
+	cli_die("cannot create a temporary file: %s", strerror(err));
+}
+
 int cmd_run(int argc, char **argv)
 {
 	run_opts o = {.dir = ".", .leak_check = "full", .compress = 1,
@@ -579,14 +605,8 @@ int cmd_run(int argc, char **argv)
 	}
 
 	prepare_dir(o.dir);
-	char manifest[] = "/tmp/rtrace-run-XXXXXX";
-	int mfd = mkstemp(manifest);
-	if (mfd < 0)
-		cli_die("cannot create a temporary file: %s", strerror(errno));
-	/* blocks for the processes' entries, so that a disk filled later
-	 * (by the traces, say) cannot stop them from saying what happened */
-	(void)fallocate(mfd, FALLOC_FL_KEEP_SIZE, 0, 1 << 16);
-	close(mfd);
+	char manifest[PATH_MAX];
+	make_manifest(manifest, sizeof manifest);
 	set_env(&o, preload, manifest);
 	/* trace files made ahead by a thread of ours (run_pool.c), for the
 	 * many processes --follow-children traces (for one, making 8 cost
