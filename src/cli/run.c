@@ -569,13 +569,20 @@ static void make_manifest(char *path, size_t cap)
 {
 	const char *tmp = getenv("TMPDIR");
 	const char *dirs[] = {"/dev/shm", tmp && *tmp ? tmp : "/tmp", "/tmp"};
+	/* within the file size limit the program runs under: tmpfs checks it
+	 * for a reservation too (SIGXFSZ), where ext4 did not */
+	struct rlimit fs;
+	off_t reserve = 1 << 16;
+	if (!getrlimit(RLIMIT_FSIZE, &fs) && fs.rlim_cur != RLIM_INFINITY && (rlim_t)reserve > fs.rlim_cur)
+		reserve = (off_t)fs.rlim_cur;
 	int err = 0;
 	for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
 		if ((size_t)snprintf(path, cap, "%s/rtrace-run-XXXXXX", dirs[i]) >= cap)
 			continue;
 		int fd = mkstemp(path);
 		if (fd >= 0) {
-			(void)fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 1 << 16);
+			if (reserve > 0)
+				(void)fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, reserve);
 			close(fd);
 			return;
 		}
