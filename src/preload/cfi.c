@@ -112,11 +112,13 @@ typedef struct module {
 
 #define MAX_MODULES 1024
 
-static struct {
-	pthread_mutex_t lock;
-	module mods[MAX_MODULES];
-	size_t nmods;
-} reader RT_COLD = {.lock = PTHREAD_MUTEX_INITIALIZER};
+/* The lock and the count among the variables every process writes, the
+ * 72 KiB of modules with the cold tables: a rule read in a forked child
+ * (a shell's, between its fork and its exec) took the lock on the
+ * modules' first page, a copy of that page (a page fault) for each. */
+static pthread_mutex_t reader_lock = PTHREAD_MUTEX_INITIALIZER;
+static size_t reader_nmods;
+static module reader_mods[MAX_MODULES] RT_COLD;
 
 static _Atomic unsigned rules_gen;
 static __thread rule_table *t_rules __attribute__((tls_model("initial-exec")));
@@ -129,16 +131,16 @@ static pthread_once_t key_once = PTHREAD_ONCE_INIT;
  * information is read from its mapped memory (ehframe.c). */
 static module *module_for(uintptr_t pc)
 {
-	for (size_t i = 0; i < reader.nmods; i++)
-		if (pc >= reader.mods[i].lo && pc < reader.mods[i].hi)
-			return &reader.mods[i];
-	if (reader.nmods == MAX_MODULES)
+	for (size_t i = 0; i < reader_nmods; i++)
+		if (pc >= reader_mods[i].lo && pc < reader_mods[i].hi)
+			return &reader_mods[i];
+	if (reader_nmods == MAX_MODULES)
 		return NULL;
-	module *m = &reader.mods[reader.nmods];
+	module *m = &reader_mods[reader_nmods];
 	m->has_cfi = rt_eh_src_of(pc, &m->src, &m->lo, &m->hi);
 	if (m->hi <= m->lo)
 		return NULL; /* not in any loaded object (JIT code) */
-	reader.nmods++;
+	reader_nmods++;
 	return m;
 }
 
@@ -197,7 +199,7 @@ static bool in_ldso(uintptr_t pc)
 static void read_rule(uintptr_t key, rule *r)
 {
 	r->kind = RULE_OTHER;
-	pthread_mutex_lock(&reader.lock);
+	pthread_mutex_lock(&reader_lock);
 	module *m = module_for(key);
 	rt_eh_row row;
 	if (m && m->has_cfi && rt_eh_find(&m->src, key, DW_RBP, &row) == 0) {
@@ -210,7 +212,7 @@ static void read_rule(uintptr_t key, rule *r)
 	} else if (m && in_ldso(key)) {
 		r->kind = RULE_END;
 	}
-	pthread_mutex_unlock(&reader.lock);
+	pthread_mutex_unlock(&reader_lock);
 }
 
 /* ---- the per-thread table ---- */
@@ -661,19 +663,19 @@ void rt_cfi_forget(void)
 
 void rt_cfi_invalidate(void)
 {
-	pthread_mutex_lock(&reader.lock);
-	reader.nmods = 0;
+	pthread_mutex_lock(&reader_lock);
+	reader_nmods = 0;
 	atomic_fetch_add_explicit(&rules_gen, 1, memory_order_release);
-	pthread_mutex_unlock(&reader.lock);
+	pthread_mutex_unlock(&reader_lock);
 }
 
-void rt_cfi_atfork_prepare(void) { pthread_mutex_lock(&reader.lock); }
-void rt_cfi_atfork_parent(void) { pthread_mutex_unlock(&reader.lock); }
+void rt_cfi_atfork_prepare(void) { pthread_mutex_lock(&reader_lock); }
+void rt_cfi_atfork_parent(void) { pthread_mutex_unlock(&reader_lock); }
 /* By assignment, not pthread_mutex_init: a function the parent never
  * called is bound by ld.so in each fork child, a symbol lookup through
  * every library's hash tables that were not mapped there yet (~36 us of
  * each traced shell's fork child). */
-void rt_cfi_atfork_child(void) { reader.lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER; }
+void rt_cfi_atfork_child(void) { reader_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER; }
 
 #else /* no cached rules: every stack goes to the general unwinder */
 

@@ -181,23 +181,35 @@ static void snap_save(const char *text, size_t len, const unsigned long long n[2
 	atomic_store(&snap_state, snap.text ? SNAP_READY : SNAP_NONE);
 }
 
-/* A copy of the snapshot when this is a forked child's first read and
- * ld.so's counts are unchanged; NULL otherwise. */
+/* The snapshot itself, lent (*cap = 0, given back by rt_maps_release),
+ * when this is a forked child's first read and ld.so's counts are
+ * unchanged; NULL otherwise. Lent, not copied: its pages are the
+ * parent's, read without a fault, where a copy was a mapping, its page
+ * faults and its unmapping in each of a shell's fork children. It stays
+ * busy while lent: a snap_save meanwhile (another thread's dlopen) keeps
+ * its own list. */
 static char *snap_reuse(const unsigned long long n[2], size_t *len, size_t *cap)
 {
 	int ready = SNAP_READY;
 	if (!atomic_compare_exchange_strong(&snap_state, &ready, SNAP_BUSY))
 		return NULL;
-	char *copy = NULL;
 	pid_t self = getpid();
-	if (snap.pid != self && snap.adds == n[0] && snap.subs == n[1] && (copy = rt_pages(snap.len + 1))) {
-		memcpy(copy, snap.text, snap.len);
+	if (snap.pid != self && snap.adds == n[0] && snap.subs == n[1]) {
 		*len = snap.len;
-		*cap = snap.len + 1;
+		*cap = 0;
 		snap.pid = self; /* the child's own from now on */
+		return snap.text;
 	}
 	atomic_store(&snap_state, SNAP_READY);
-	return copy;
+	return NULL;
+}
+
+void rt_maps_release(char *text, size_t cap)
+{
+	if (text && cap)
+		rt_pages_free(text, cap);
+	else if (text)
+		atomic_store(&snap_state, SNAP_READY);
 }
 
 /* ---- the executable mappings asked of the kernel one by one ---- */

@@ -25,8 +25,10 @@ char *rt_maps_read(size_t *len, size_t *cap);
 /* The executable mappings at least (the lines MODULE records are made
  * of), in rt_maps_read's format, asked of the kernel mapping by mapping
  * where it can (PROCMAP_QUERY); in a forked child, its parent's last
- * list while ld.so has loaded and unloaded nothing since (maps.c). */
+ * list while ld.so has loaded and unloaded nothing since (maps.c), lent
+ * (*cap = 0). Given back with rt_maps_release. */
 char *rt_maps_read_modules(size_t *len, size_t *cap);
+void rt_maps_release(char *text, size_t cap);
 /* The next well-formed line at *at (lines end with a newline or a NUL),
  * *at moved past it; false at end. */
 bool rt_maps_next(const char **at, const char *end, rt_maps_line *l);

@@ -305,8 +305,7 @@ void rt_write_maps(void)
 	rt_maps_line l;
 	for (const char *at = maps; maps && rt_maps_next(&at, maps + n, &l);)
 		write_module(&l);
-	if (maps)
-		rt_pages_free(maps, cap);
+	rt_maps_release(maps, cap);
 }
 
 void rt_write_preamble(void)
