@@ -272,6 +272,23 @@ static char *put_line(char *p, const struct rt_procmap_query *q, const char *nam
 	return p;
 }
 
+/* The name /proc/self/maps gives the file mapped at addr, into out (cap
+ * bytes), asked of the kernel (PROCMAP_QUERY) on the reserved
+ * descriptor: false without one or without the query (before Linux
+ * 6.11), or for a mapping of no file. */
+bool rt_maps_file_at(uintptr_t addr, char *out, size_t cap)
+{
+	int fd = rt_fdres_held(&maps_res);
+	if (fd < 0 || cap < 2)
+		return false;
+	struct rt_procmap_query q = {.size = sizeof q, .query_addr = addr, .vma_name_size = (uint32_t)cap,
+				     .vma_name_addr = (uintptr_t)out};
+	int err = errno;
+	bool ok = ioctl(fd, RT_PROCMAP_QUERY, &q) == 0 && q.vma_name_size > 1 && out[0] == '/';
+	errno = err;
+	return ok;
+}
+
 /* The executable mappings as maps lines, asked one at a time: ~1.5 us a
  * mapping against ~25 us for the kernel to print every mapping of a
  * small program into /proc/self/maps (and the 1 MiB buffer it is read

@@ -29,6 +29,8 @@ char *rt_maps_read(size_t *len, size_t *cap);
  * (*cap = 0). Given back with rt_maps_release. */
 char *rt_maps_read_modules(size_t *len, size_t *cap);
 void rt_maps_release(char *text, size_t cap);
+/* The path of the file mapped at addr, as maps names it (maps.c). */
+bool rt_maps_file_at(uintptr_t addr, char *out, size_t cap);
 /* The next well-formed line at *at (lines end with a newline or a NUL),
  * *at moved past it; false at end. */
 bool rt_maps_next(const char **at, const char *end, rt_maps_line *l);

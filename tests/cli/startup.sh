@@ -268,4 +268,10 @@ else
   echo "no writable /dev/shm: the manifest's place is not checked" >&2
 fi
 
+# rtrace itself links no C++ runtime: libstdc++ (with libm and libgcc_s)
+# was ~0.4 ms of every command's start; the resolver loads it at its
+# first C++ name (cli.resolve checks the demangled names)
+needed=$(readelf -d "$RTRACE" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+case $needed in *libstdc++*) bad "rtrace needs libstdc++ at start: $needed" ;; *) ok ;; esac
+
 finish

@@ -14,6 +14,7 @@
 #include "resolve/resolve_int.h"
 
 #include <stdio.h>
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,6 +130,8 @@ void rt_resolve_free(rt_resolver *r)
 	free(r->locs);
 	free(r->lids);
 	free(r->demangled);
+	if (r->cxx)
+		dlclose(r->cxx);
 	free(r->buf);
 	free(r->debuginfo_path);
 	rt_strtab_free(&r->strs);

@@ -5,14 +5,34 @@
  * its scopes and its text. */
 #include "resolve/resolve_int.h"
 
+#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* libstdc++'s demangler (the C++ ABI's entry point). */
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+/* libstdc++'s soname: its demangler is the C++ ABI's entry point. */
+#ifndef RTRACE_LIBSTDCXX
+#define RTRACE_LIBSTDCXX "libstdc++.so.6"
+#endif
+
+/* libstdc++'s __cxa_demangle, loaded at the first C++ name: linked,
+ * libstdc++ (with libm and libgcc_s) was ~0.4 ms of the start of every
+ * rtrace command, `rtrace run` included, most of which demangle nothing.
+ * NULL when it cannot be loaded: names then stay as they are. */
+static char *(*demangler(rt_resolver *r))(const char *, char *, size_t *, int *)
+{
+	if (!r->cxx_tried) {
+		r->cxx_tried = true;
+		r->cxx = dlopen(RTRACE_LIBSTDCXX, RTLD_NOW | RTLD_LOCAL);
+		if (r->cxx)
+			*(void **)&r->demangle = dlsym(r->cxx, "__cxa_demangle");
+		else
+			rt_resolve_warn(r, "cannot load %s: C++ names are shown mangled", RTRACE_LIBSTDCXX);
+	}
+	return r->demangle;
+}
 
 #define MAX_SCOPES 128
 
@@ -31,7 +51,8 @@ uint64_t rt_resolve_demangle(rt_resolver *r, const char *name)
 	}
 	if (!r->demangled[id]) {
 		int status = 0;
-		char *d = __cxa_demangle(name, NULL, NULL, &status);
+		char *(*fn)(const char *, char *, size_t *, int *) = demangler(r);
+		char *d = fn ? fn(name, NULL, NULL, &status) : NULL;
 		const char *s = d && !status ? d : name;
 		r->demangled[id] = rt_resolve_str(r, s, strlen(s)) + 1;
 		free(d);

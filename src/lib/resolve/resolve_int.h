@@ -147,6 +147,9 @@ struct rt_resolver {
 	rt_strtab mangled;      /* C++ symbols seen, by id: */
 	uint32_t *demangled;    /* their demangled form's id + 1, 0 until needed */
 	size_t ndemangled, cdemangled;
+	void *cxx;              /* libstdc++, loaded at the first C++ name */
+	char *(*demangle)(const char *, char *, size_t *, int *);
+	bool cxx_tried;
 	rt_strtab paths;        /* module paths; a path's id indexes mods */
 	rt_rmod *mods;
 	size_t nmods;
