@@ -217,6 +217,11 @@ int rt_place_fd(int fd)
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < 1024)
 		top = (int)rl.rlim_cur;
 	for (int k = 1; k <= 64 && top - k > fd; k++) {
+		/* a number the tracer holds is no probe's worth: the reserved
+		 * ones fill the top, and each probe was an fcntl and a close
+		 * (a forked child's trace tried two before its parent's number) */
+		if (rt_fd_hidden(top - k))
+			continue;
 		int hi = fcntl(fd, F_DUPFD_CLOEXEC, top - k);
 		if (hi >= top) {
 			close(hi); /* every number above top - k is taken */

@@ -96,6 +96,13 @@ rss=$(awk '/^[0-9a-f]+-[0-9a-f]+ / { lib = index($0, "librtrace-preload.so") > 0
   after && /^Rss:/ { print $2; exit }' smaps.out)
 [ -n "$rss" ] && [ "$rss" -le 40 ] && ok || bad "the tracer's zero-filled data: ${rss:-?} kB resident at start"
 
+# the tracer's descriptors go high with one probe each: a number it holds
+# already is skipped without an fcntl (and its close) for it
+mkdir t7
+strace_traced st7 "$TMP/t7" /bin/true > /dev/null 2>&1 || bad "/bin/true failed under strace"
+n=$(grep -c 'F_DUPFD_CLOEXEC' st7)
+[ "$n" -gt 0 ] && [ "$n" -le 3 ] && ok || bad "/bin/true: $n descriptor probes for 3 descriptors: $(grep F_DUPFD st7)"
+
 # a fork costs each process a page fault per page it writes after it (a
 # copy while the other one has it): in a shell's loop the tracer's own
 # writes at each command (its live-block table, its variables) made the
