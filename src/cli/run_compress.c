@@ -13,32 +13,24 @@
  * 5 ms (or until the program ends), so an idle program costs about 200
  * wake-ups a second.
  *
- * A short trace stays raw: one whose raw file is at most SHORT_RAW
- * bytes (the tracer's header page and its first 64 KiB chunk: a
- * process whose records all fit in one chunk, as a /bin/true's or a
- * shell's fork child's) is, once its process is over, renamed to its
- * name and nothing else: not read, compressed, rewritten nor cut. Every
- * reader reads raw traces; the container is for long traces. Packing
- * such a trace in place (rt_bin_zpack) cost this process ~0.45 ms of
- * CPU a trace in a --follow-children shell loop, three quarters of it in
- * the kernel: the cut (ftruncate: ext4 freeing the chunk's blocks, with
- * a synchronous discard on a `discard` mount) 28%, reading the chunk
- * 15%, zstd 11%, the rename 11%; the container saved the chunk's 64 KiB
- * of disk (68 KiB raw against one 4 KiB block). The rename stays: the
- * tracer names its file PATH.raw and keeps that name for its leak check
- * (its own mapping of the file is told from a root region by its path),
- * so the file can only take its name once the process is over. A short
- * trace whose process still runs waits (no writer) until it grows past
- * SHORT_RAW or has waited SHORT_WAIT_NS: a thread's only chunk is not
- * complete before then, so a container would hold nothing yet. A trace
- * that gets a writer is handed to the page-populating thread
- * (run_prefault.c), which so never looks at a short one. A trace is
- * finished once its tracer wrote data_end (a clean exit) or its process
- * is gone (killed, or a crash); at the end, every trace whose process
- * has ended is finished, and one whose process still runs (a daemon
- * that outlived the program) is left to read as truncated, with its
- * remaining chunks in PATH.raw (or, when nothing of it was compressed
- * yet, left raw under its name). RTRACE_ZSTATS in the environment prints
+ * A short trace stays raw, under its name: the tracer makes its file
+ * under the trace's name and gives it the raw name PATH.raw only when it
+ * grows past its first chunk (src/preload/writer.c, to_raw_name), so a
+ * trace without a raw file is one chunk at most (a /bin/true's, a
+ * shell's fork child's: most of those a shell loop or a build runs) and
+ * nothing is done to it: not read, compressed, rewritten, cut nor
+ * renamed. Every reader reads raw traces; the container is for long
+ * traces. Packing such a trace in place (rt_bin_zpack) cost this process
+ * ~0.45 ms of CPU a trace in a --follow-children shell loop, and renaming
+ * it from its raw name ~25 us on ext4, 200 of them a loop of 100
+ * commands. A trace with a raw file gets a writer, and is handed to the
+ * page-populating thread (run_prefault.c). A trace is finished once its
+ * tracer wrote data_end (a clean exit) or its process is gone (killed,
+ * or a crash); at the end, every trace whose process has ended is
+ * finished, and one whose process still runs (a daemon that outlived the
+ * program) is left to read as truncated, with its remaining chunks in
+ * PATH.raw (or, when nothing of it was compressed yet, left raw under
+ * its name). RTRACE_ZSTATS in the environment prints
  * the figures of each trace and the CPU time this process used. */
 #define _GNU_SOURCE
 #include "run_compress.h"
@@ -70,7 +62,6 @@ typedef struct ztrace {
 	char *path;
 	rt_bin_zwriter *w; /* NULL once finished (or never started) */
 	int pending;       /* 1 until it has a writer or stays raw */
-	uint64_t since;    /* when its entry was read (ns) */
 } ztrace;
 
 struct run_compress {
@@ -139,8 +130,7 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* A trace new in the manifest waits for the next look: a short process
- * is over by then, and its trace stays raw (keep_raw). */
+/* A trace new in the manifest waits for the next look. */
 static void add(run_compress *z, pid_t pid, const char *path)
 {
 	if (z->n == z->cap) {
@@ -149,41 +139,21 @@ static void add(run_compress *z, pid_t pid, const char *path)
 		if (!z->t)
 			cli_die("out of memory");
 	}
-	z->t[z->n++] = (ztrace){pid, strdup(path), NULL, 1, mono_ns()};
+	z->t[z->n++] = (ztrace){pid, strdup(path), NULL, 1};
 }
 
-#define SHORT_RAW (4096u + 65536u)
-#define SHORT_WAIT_NS 1000000000u
-
-static bool short_raw(const char *raw)
-{
-	struct stat st;
-	return !stat(raw, &st) && (uint64_t)st.st_size <= SHORT_RAW;
-}
-
-/* The raw trace renamed to its name (never over an existing file). */
-static bool keep_raw(const char *raw, const char *path)
-{
-	if (!syscall(SYS_renameat2, AT_FDCWD, raw, AT_FDCWD, path, RENAME_NOREPLACE))
-		return true;
-	return (errno == EINVAL || errno == ENOSYS) && access(path, F_OK) && !rename(raw, path);
-}
-
-/* A pending trace at a look: a short one whose process is over stays
- * raw, a short one whose process runs waits up to SHORT_WAIT_NS (or the
- * last look), any other gets its writer; true when it has a writer now. */
+/* A pending trace at a look: one with a raw file gets its writer (true
+ * then); one without is short, done once its process is over and left
+ * for the next look while it runs. */
 static bool pending(run_compress *z, ztrace *t, bool gone, bool final)
 {
 	char raw[PATH_MAX + sizeof RT_RAW_SUFFIX];
 	snprintf(raw, sizeof raw, "%s%s", t->path, RT_RAW_SUFFIX);
-	bool small = short_raw(raw);
-	if (gone && small && keep_raw(raw, t->path)) {
+	if (!access(raw, F_OK))
+		return start(z, t);
+	if (gone || final)
 		t->pending = 0;
-		return false;
-	}
-	if (small && !gone && !final && mono_ns() - t->since < SHORT_WAIT_NS)
-		return false;
-	return start(z, t);
+	return false;
 }
 
 static void on_entry(void *z, pid_t pid, const char *path) { add(z, pid, path); }

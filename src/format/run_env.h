@@ -48,11 +48,12 @@
 #define RT_FLAG_LIBUNWIND "u"     /* every stack through libunwind */
 #define RT_FLAG_CHECK_UNWIND "k"  /* both unwinders, differences reported */
 /* rtrace run compresses the traces as they grow: the tracer writes each
- * trace's raw chunks to PATH RT_RAW_SUFFIX, announces PATH, and leaves
- * PATH to rtrace run, which writes the compressed trace there and
- * removes the raw file, or, for a short trace, renames the raw file to
- * PATH once its process is over (docs/binary-format.md, "Compressed
- * traces"). */
+ * trace's raw chunks to PATH and announces PATH; once the trace grows past
+ * its first chunk, the tracer renames its file PATH RT_RAW_SUFFIX and
+ * leaves PATH to rtrace run, which writes the compressed trace there and
+ * removes the raw file. A short trace (one chunk at most) stays raw under
+ * PATH, and rtrace run does nothing to it (docs/binary-format.md,
+ * "Compressed traces"). */
 #define RT_FLAG_COMPRESS "z"
 #define RT_RAW_SUFFIX ".raw"
 

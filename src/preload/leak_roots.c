@@ -162,8 +162,10 @@ static bool is_root_vma(const scan *s, const vma *v)
 		return false;
 	if (!strncmp(p, "/dev/", 5) && strcmp(p, "/dev/zero") && strncmp(p, "/dev/shm/", 9))
 		return false;
-	const char *trace = rt_trace_data_path();
-	return !(trace[0] && !strcmp(p, trace));
+	/* the trace's own mapping: under its name, or its raw name once
+	 * it grew past its first chunk (writer.c) */
+	const char *trace = rt_trace_path(), *raw = rt_trace_data_path();
+	return !(trace[0] && (!strcmp(p, trace) || !strcmp(p, raw)));
 }
 
 static void sort_ranges(range *r, size_t n)

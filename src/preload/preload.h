@@ -97,9 +97,9 @@ struct _IO_FILE *rt_env_popen(struct _IO_FILE *(*real)(const char *, const char 
 	(env) = rt_env_exec((env), rt_envbuf_)
 
 /* pool.c: takes a file of rtrace run's pool (format/run_env.h, RT_ENV_POOL)
- * under the name data: its descriptor, or -1 with errno EEXIST (data is
+ * under the name path: its descriptor, or -1 with errno EEXIST (path is
  * taken) or another (no file to take: the caller creates its own). */
-int rt_pool_take(const char *data);
+int rt_pool_take(const char *path);
 
 /* writer.c */
 int rt_writer_open(void);
@@ -191,11 +191,13 @@ static inline __attribute__((always_inline)) uint64_t rt_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 const char *rt_trace_path(void);
-const char *rt_exe_path(void); /* /proc/self/exe, read once */
+const char *rt_exe_path(void); /* the executable's path, read once */
 /* record.c: the program's arguments as the kernel laid them out (the
  * constructor's argv), for the PROCESS record without /proc/self/cmdline. */
 void rt_set_args(int argc, char **argv);
-/* The file the records go to (mapped: not a leak root). */
+/* The raw name the records' file takes once the trace grows past its
+ * first chunk, when `rtrace run` compresses (mapped: under either name
+ * not a leak root). */
 const char *rt_trace_data_path(void);
 
 /* unwind.c: captures the caller's stack and returns its backtrace id,

@@ -56,17 +56,23 @@ static int own_fd = -1;
 static dev_t own_dev;
 static ino_t own_ino;
 static _Atomic int moved_once;
-/* The trace's path, then where the records go right after its NUL: the
- * same path, or it and RT_RAW_SUFFIX when `rtrace run` compresses the
- * records into the trace's path (format/run_env.h). One buffer with the
- * cold tables: both names of a short path on one page, written by every
- * traced process (a fork child's included), while the variables written
- * at each fork keep a page or two of their own (see pages.h). */
+/* The trace's path, then right after its NUL its raw name: the same
+ * path, or it and RT_RAW_SUFFIX when `rtrace run` compresses the records
+ * of a long trace into the trace's path (format/run_env.h). The file is
+ * made under the trace's path and takes the raw name when it grows past
+ * its first chunk (to_raw_name): a short trace, most of those a shell or
+ * a build runs, is then complete under its name, and rtrace run renames
+ * none (a rename each cost ~25 us of its time on ext4). One buffer with
+ * the cold tables: both names of a short path on one page, written by
+ * every traced process (a fork child's included), while the variables
+ * written at each fork keep a page or two of their own (see pages.h). */
 #define PATH_CAP 4096u
 static char paths[2 * PATH_CAP + sizeof RT_RAW_SUFFIX] RT_COLD;
 static uint16_t data_off = 1; /* paths[1]: "" before a path is made */
+static bool raw_named, raw_tried; /* the file has its raw name; it was tried */
 #define trace_path paths
 #define data_path (paths + data_off)
+#define cur_path (raw_named ? data_path : trace_path)
 static pthread_mutex_t grow_lock = PTHREAD_MUTEX_INITIALIZER;
 /* the first segments' addresses among the variables every process
  * writes (not a page fault of their own), the others with the cold ones */
@@ -282,7 +288,7 @@ static int trace_fd(void)
 	if (own_fd_ok())
 		return own_fd;
 	int lost = own_fd;
-	int fd = open(data_path, O_RDWR | O_CLOEXEC);
+	int fd = open(cur_path, O_RDWR | O_CLOEXEC);
 	if (fd < 0 || adopt_fd(fd, NULL) < 0) {
 		rt_disable("cannot reopen the trace file", errno);
 		return -1;
@@ -427,6 +433,18 @@ static void no_readahead(void *seg)
 	(void)madvise(seg, SEG_SIZE, MADV_RANDOM);
 }
 
+/* A trace growing past its first chunk takes its raw name, under which
+ * `rtrace run` compresses it into the trace's path; a rename here once
+ * for each long trace, rather than one in rtrace run for each short one
+ * (see paths). Never over another file: on failure the trace stays raw
+ * under its name. */
+static void to_raw_name(void)
+{
+	raw_tried = true;
+	if (!renameat2(AT_FDCWD, trace_path, AT_FDCWD, data_path, RENAME_NOREPLACE))
+		raw_named = true;
+}
+
 /* Makes the next chunks ready: maps their segment (whole) and reserves
  * their blocks; only chunks backed by reserved blocks are handed out.
  * Called with grow_lock held. ahead: before the chunks are needed (see
@@ -449,6 +467,8 @@ static int grow(bool ahead)
 			no_readahead(p);
 		seg_base(seg) = p;
 	}
+	if (ready && rt_opt.raw_suffix && !raw_tried)
+		to_raw_name();
 	uint64_t n = ready ? grow_step(ready) : fsize_limit() >= HDR_SIZE + FIRST_PART;
 	int err = !n ? EFBIG : ready ? reserve(fd, ready, &n) : reserve_first(fd, FIRST_PART);
 	if (err && ahead)
@@ -664,9 +684,10 @@ static int open_trace(int (*make)(const char *data))
 		data_off = (uint16_t)(n + 1);
 		memcpy(data_path, trace_path, n + 1);
 		rt_cat(data_path, PATH_CAP + sizeof RT_RAW_SUFFIX, &n, rt_opt.raw_suffix ? RT_RAW_SUFFIX : "");
-		if (rt_opt.raw_suffix && !access(trace_path, F_OK))
-			continue; /* the compressed trace's name is taken */
-		int fd = make(data_path);
+		if (rt_opt.raw_suffix && !access(data_path, F_OK))
+			continue; /* an earlier long trace of this name is being compressed */
+		raw_named = raw_tried = false;
+		int fd = make(trace_path);
 		if (fd >= 0 || errno != EEXIST)
 			return fd;
 	}
@@ -772,7 +793,7 @@ int rt_writer_open(void)
 	int err = write_header(fd);
 	if (err) {
 		close(fd);
-		unlink(data_path); /* no empty or partial file left behind */
+		unlink(cur_path); /* no empty or partial file left behind */
 		return no_trace("write", err);
 	}
 	struct stat st;

@@ -49,7 +49,7 @@ created=$(grep -E "(open|openat|creat)\(.*\"$TMP/loop/[^\"]*\".*O_CREAT" st | gr
 # strace may print a call in two parts when another runs meanwhile)
 taken=0
 for f in $(ls loop | grep -v "^bash-$main\."); do
-  grep -qE "renameat2\(AT_FDCWD, \"$TMP/loop/\.rtrace-pool-[^/\"]*/[0-9]+\", AT_FDCWD, \"$TMP/loop/$f\.raw\"" st && taken=$((taken + 1))
+  grep -qE "renameat2\(AT_FDCWD, \"$TMP/loop/\.rtrace-pool-[^/\"]*/[0-9]+\", AT_FDCWD, \"$TMP/loop/$f\"" st && taken=$((taken + 1))
 done
 [ "$taken" = "$n" ] && ok || bad "loop: $n traces, $taken taken from the pool"
 # the tracer reserves the first part of its first chunk (4096 + 12288)
@@ -101,7 +101,7 @@ mkdir dead
 ("$RTRACE" run -q --follow-children -o "$TMP/dead" -- sh -c "kill -9 \$PPID; sleep 0.2
   for i in 1 2 3 4 5 6 7 8 9 10 11 12; do /bin/true; done; echo > $TMP/dead.done"; :) > /dev/null 2>&1
 for i in $(seq 100); do [ -f dead.done ] && break; sleep 0.1; done
-n=$(ls dead | grep -c '^true-.*\.rtrace\.raw$')
+n=$(ls dead | grep -c '^true-.*\.rtrace$')
 [ "$n" = 12 ] && ok || bad "rtrace run killed: $n traces of /bin/true: $(ls dead | tr '\n' ' ')"
 readable dead/true-*
 rm -rf dead/.rtrace-pool-* # left by rtrace run killed
