@@ -87,7 +87,6 @@ static _Atomic uint64_t ready_chunks; /* chunks backed by disk and mapped */
 static uint32_t first_reserved;
 _Atomic unsigned rt_writer_gen = 1;
 static _Atomic int disabled_once;
-/* chunks of each segment their threads have left */
 /* chunks of each RELEASE_CHUNKS (1 MiB of trace) their threads have left */
 #define RELEASE_CHUNKS 16u
 _Static_assert(CHUNKS_PER_SEG % RELEASE_CHUNKS == 0, "a release within a segment");
