@@ -568,7 +568,7 @@ static void die_by(int sig)
 static void make_manifest(char *path, size_t cap)
 {
 	const char *tmp = getenv("TMPDIR");
-	const char *dirs[] = {"/dev/shm", tmp && *tmp ? tmp : "/tmp", "/tmp"};
+	const char *dirs[] = {"/dev/shm", tmp && *tmp && strcmp(tmp, "/tmp") ? tmp : NULL, "/tmp"};
 	/* within the file size limit the program runs under: tmpfs checks it
 	 * for a reservation too (SIGXFSZ), where ext4 did not */
 	struct rlimit fs;
@@ -577,7 +577,7 @@ static void make_manifest(char *path, size_t cap)
 		reserve = (off_t)fs.rlim_cur;
 	int err = 0;
 	for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
-		if ((size_t)snprintf(path, cap, "%s/rtrace-run-XXXXXX", dirs[i]) >= cap)
+		if (!dirs[i] || (size_t)snprintf(path, cap, "%s/rtrace-run-XXXXXX", dirs[i]) >= cap)
 			continue;
 		int fd = mkstemp(path);
 		if (fd >= 0) {

@@ -136,6 +136,9 @@ static inline size_t home(uintptr_t p, uint64_t h, size_t mask)
 	return (size_t)(((h >> 6) & ~(uint64_t)(GROUP - 1)) | ((h ^ (p >> 4)) & (GROUP - 1))) & mask;
 }
 
+/* An entry's home, its hash not at hand (a move in the table). */
+static inline size_t home_of(uintptr_t p, size_t mask) { return home(p, mix(p), mask); }
+
 static inline table *stripe_of(uint64_t h) { return &stripes[h & (STRIPES - 1)]; }
 
 /* rt_h.table counts the parts this thread holds or is taking, for its
@@ -234,7 +237,7 @@ static bool st_grow(table *s)
 	for (size_t i = 0; i <= s->mask; i++) {
 		if (!s->slots[i].addr)
 			continue;
-		size_t j = home(s->slots[i].addr, mix(s->slots[i].addr), n - 1);
+		size_t j = home_of(s->slots[i].addr, n - 1);
 		while (t[j].addr)
 			j = (j + 1) & (n - 1);
 		t[j] = s->slots[i];
@@ -383,7 +386,7 @@ static void st_delete(table *s, size_t i)
 			j = (j + 1) & s->mask;
 			if (!s->slots[j].addr)
 				return;
-			size_t k = home(s->slots[j].addr, mix(s->slots[j].addr), s->mask);
+			size_t k = home_of(s->slots[j].addr, s->mask);
 			/* can the entry at j move to the hole at i? */
 			if (i <= j ? (k <= i || k > j) : (k <= i && k > j))
 				break;

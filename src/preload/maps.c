@@ -272,6 +272,15 @@ static char *put_line(char *p, const struct rt_procmap_query *q, const char *nam
 	return p;
 }
 
+/* PROCMAP_QUERY on fd for the mapping at addr (flags: PQ_*), its name
+ * into name (cap bytes): the ioctl's result. */
+static int ask(int fd, uint64_t addr, uint64_t flags, char *name, size_t cap, struct rt_procmap_query *q)
+{
+	*q = (struct rt_procmap_query){.size = sizeof *q, .query_flags = flags, .query_addr = addr,
+				       .vma_name_size = (uint32_t)cap, .vma_name_addr = (uintptr_t)name};
+	return ioctl(fd, RT_PROCMAP_QUERY, q);
+}
+
 /* The name /proc/self/maps gives the file mapped at addr, into out (cap
  * bytes), asked of the kernel (PROCMAP_QUERY) on the reserved
  * descriptor: false without one or without the query (before Linux
@@ -281,10 +290,9 @@ bool rt_maps_file_at(uintptr_t addr, char *out, size_t cap)
 	int fd = rt_fdres_held(&maps_res);
 	if (fd < 0 || cap < 2)
 		return false;
-	struct rt_procmap_query q = {.size = sizeof q, .query_addr = addr, .vma_name_size = (uint32_t)cap,
-				     .vma_name_addr = (uintptr_t)out};
+	struct rt_procmap_query q;
 	int err = errno;
-	bool ok = ioctl(fd, RT_PROCMAP_QUERY, &q) == 0 && q.vma_name_size > 1 && out[0] == '/';
+	bool ok = ask(fd, addr, 0, out, cap, &q) == 0 && q.vma_name_size > 1 && out[0] == '/';
 	errno = err;
 	return ok;
 }
@@ -306,10 +314,8 @@ static char *query_modules(size_t *len, size_t *cap)
 	size_t size = 1 << 16, n = 0;
 	char *text = rt_pages(size);
 	for (uint64_t addr = 0; text;) {
-		struct rt_procmap_query q = {.size = sizeof q, .query_flags = PQ_EXEC | PQ_COVERING_OR_NEXT,
-					     .query_addr = addr, .vma_name_size = sizeof name - 1,
-					     .vma_name_addr = (uintptr_t)name};
-		if (ioctl(fd, RT_PROCMAP_QUERY, &q)) {
+		struct rt_procmap_query q;
+		if (ask(fd, addr, PQ_EXEC | PQ_COVERING_OR_NEXT, name, sizeof name - 1, &q)) {
 			if (errno != ENOENT) { /* no such query: the file is read */
 				rt_pages_free(text, size);
 				text = NULL;

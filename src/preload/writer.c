@@ -852,11 +852,11 @@ void rt_writer_fork_child(void (*preamble)(void), bool locked)
 		if (seg_base(s))
 			rt_pages_free(seg_base(s), SEG_SIZE); /* the system call: no binding of munmap in the child */
 		seg_base(s) = NULL;
-		for (uint64_t g = s * (CHUNKS_PER_SEG / RELEASE_CHUNKS);
-		     atomic_load(&released_used) && g < (s + 1) * (CHUNKS_PER_SEG / RELEASE_CHUNKS); g++)
-			if (atomic_load(&released[g]))
-				atomic_store(&released[g], 0); /* only when set: a store copies the page */
 	}
+	/* the counters only where set: a store copies their page */
+	for (uint64_t g = 0; atomic_load(&released_used) && g < segs * (CHUNKS_PER_SEG / RELEASE_CHUNKS); g++)
+		if (atomic_load(&released[g]))
+			atomic_store(&released[g], 0);
 	have_file = 0;
 	atomic_store(&next_chunk, 0);
 	atomic_store(&ready_chunks, 0);

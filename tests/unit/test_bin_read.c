@@ -2204,13 +2204,33 @@ static void compressed_reads_as_raw(void **state)
 	be_free(&bf.f);
 }
 
+/* The payload length of the container's frame at off (its header's). */
+static uint32_t frame_zlen(const uint8_t *zb, size_t off)
+{
+	const uint8_t *z = zb + off + RT_TF_OFF_ZLEN;
+	return (uint32_t)z[0] | (uint32_t)z[1] << 8 | (uint32_t)z[2] << 16 | (uint32_t)z[3] << 24;
+}
+
+/* The frame after the one at off. */
+static size_t next_frame(const uint8_t *zb, size_t off) { return off + RT_TF_ZFRAME_HEADER + frame_zlen(zb, off); }
+
+/* The first frame of columns from the middle of the container on. */
+static size_t mid_columns_frame(const uint8_t *zb, size_t zlen)
+{
+	size_t off = 64;
+	while (off < zlen / 2 || zb[off + RT_TF_OFF_ZCODING] != RT_TF_ZCODING_COLUMNS) {
+		off = next_frame(zb, off);
+		assert_true(off + RT_TF_ZFRAME_HEADER < zlen);
+	}
+	return off;
+}
+
 /* The payload of the frame at off, its columns changed by change, then
  * compressed again (with its checksum) in a copy of the container. */
 static uint8_t *change_frame(const uint8_t *zb, size_t zlen, size_t off, void (*change)(uint8_t *cols, size_t n),
 			     size_t *outlen)
 {
-	uint32_t plen = (uint32_t)zb[off + 16] | (uint32_t)zb[off + 17] << 8 | (uint32_t)zb[off + 18] << 16 |
-			(uint32_t)zb[off + 19] << 24;
+	uint32_t plen = frame_zlen(zb, off);
 	const uint8_t *pl = zb + off + RT_TF_ZFRAME_HEADER;
 	size_t m = ZSTD_getFrameContentSize(pl, plen);
 	uint8_t *cols = malloc(m), *re = malloc(ZSTD_compressBound(m));
@@ -2227,7 +2247,7 @@ static uint8_t *change_frame(const uint8_t *zb, size_t zlen, size_t off, void (*
 	memcpy(out + off + RT_TF_ZFRAME_HEADER, re, rl);
 	memcpy(out + off + RT_TF_ZFRAME_HEADER + rl, zb + after, zlen - after);
 	for (int i = 0; i < 4; i++)
-		out[off + 16 + i] = (uint8_t)(rl >> (8 * i));
+		out[off + RT_TF_OFF_ZLEN + i] = (uint8_t)(rl >> (8 * i));
 	uint64_t end = 0;
 	for (int i = 7; i >= 0; i--)
 		end = end << 8 | out[RT_TF_OFF_DATA_END + i];
@@ -2289,8 +2309,8 @@ static void bad_columns_fail_before_their_calls(void **state)
 	size_t zlen, off = 64;
 	uint8_t *zb = compress_bf(&bf, &zlen);
 	for (int k = 0; k < 4; k++) /* the fifth frame */
-		off += RT_TF_ZFRAME_HEADER + ((uint32_t)zb[off + 16] | (uint32_t)zb[off + 17] << 8);
-	assert_int_equal(zb[off + 20], RT_TF_ZCODING_COLUMNS);
+		off = next_frame(zb, off);
+	assert_int_equal(zb[off + RT_TF_OFF_ZCODING], RT_TF_ZCODING_COLUMNS);
 	void (*changes[])(uint8_t *, size_t) = {bad_last_type, bad_first_release};
 	const char *why[] = {"the type column holds a type the coding has no columns for",
 			     "a release refers to an allocation the frame does not hold"};
@@ -2378,11 +2398,7 @@ static void threads_read_as_one(void **state)
 	for (int k = 1; k < 8; k++) /* cut: a truncated container */
 		same_with_threads(NULL, zb, zlen * (size_t)k / 8 + (size_t)k, NULL);
 	/* a frame that does not decode, past the middle: the same prefix */
-	size_t off = 64, n = 0;
-	while (off < zlen / 2 || zb[off + 20] != RT_TF_ZCODING_COLUMNS) {
-		off += RT_TF_ZFRAME_HEADER + ((uint32_t)zb[off + 16] | (uint32_t)zb[off + 17] << 8);
-		assert_true(off + RT_TF_ZFRAME_HEADER < zlen);
-	}
+	size_t off = mid_columns_frame(zb, zlen), n = 0;
 	for (int c = 0; c < 2; c++) {
 		uint8_t *bad = change_frame(zb, zlen, off, c ? bad_first_release : bad_last_type, &n);
 		outcome o;
@@ -2439,9 +2455,7 @@ static void frames_read_from_file(void **state)
 		free(o.frame);
 		same_from_file(zb, cut);
 	}
-	size_t off = 64;
-	while (off < zlen / 2 || zb[off + 20] != RT_TF_ZCODING_COLUMNS)
-		off += RT_TF_ZFRAME_HEADER + ((uint32_t)zb[off + 16] | (uint32_t)zb[off + 17] << 8);
+	size_t off = mid_columns_frame(zb, zlen);
 	uint8_t *bad = change_frame(zb, zlen, off, bad_first_release, &n);
 	outcome o;
 	outcome_of_j(NULL, bad, n, 1, &o);
@@ -2485,8 +2499,7 @@ static void reader_helps_a_slow_worker(void **state)
 	for (int k = 0; k < 3; k++) {
 		assert_true(o + RT_TF_ZFRAME_HEADER < zlen);
 		off[k] = o;
-		o += RT_TF_ZFRAME_HEADER + ((uint32_t)zb[o + RT_TF_OFF_ZLEN] | (uint32_t)zb[o + RT_TF_OFF_ZLEN + 1] << 8 |
-					    (uint32_t)zb[o + RT_TF_OFF_ZLEN + 2] << 16);
+		o = next_frame(zb, o);
 	}
 	rt_bin_zpar *p = rt_bin_zpar_new(zb, -1, 1, 4);
 	assert_non_null(p);
@@ -2619,9 +2632,7 @@ static void batches_read_as_calls(void **state)
 		same_by_batches(bf.f.b, bf.f.len * (size_t)k / 8 + (size_t)k);
 		same_by_batches(zb, zlen * (size_t)k / 8 + (size_t)k);
 	}
-	size_t off = 64;
-	while (off < zlen / 2 || zb[off + 20] != RT_TF_ZCODING_COLUMNS)
-		off += RT_TF_ZFRAME_HEADER + ((uint32_t)zb[off + 16] | (uint32_t)zb[off + 17] << 8);
+	size_t off = mid_columns_frame(zb, zlen);
 	uint8_t *bad = change_frame(zb, zlen, off, bad_last_type, &n);
 	same_by_batches(bad, n);
 	free(bad);
