@@ -48,6 +48,13 @@
 #   OUT=dir        where the traces go (bench/out/startup): a tmpfs
 #                  directory (OUT=/dev/shm/rtstart) separates the tracer's
 #                  own cost from the filesystem's cost of creating a file
+#   KEEP=1         leave the runs' traces in OUT/old instead of removing
+#                  them at the end (and OUT's at the start): ext4 without
+#                  a journal passes over the inodes freed in the last
+#                  minutes at every create, so a run started within ~5
+#                  minutes of removing the last one's thousands of files
+#                  measures that state too (rounds back to back then
+#                  compare; give each its own OUT)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -66,7 +73,7 @@ read -r -a configs <<<"${CONFIGS:-plain rtrace env preload heaptrack loop loop-p
 command -v heaptrack >/dev/null || configs=("${configs[@]/heaptrack/}")
 [ -n "${BASE:-}" ] || configs=("${configs[@]/loop-base/}")
 
-rm -rf "$out"
+[ "${KEEP:-0}" = 1 ] || rm -rf "$out"
 mkdir -p "$out/traces" "$out/ht" "$out/old"
 : >"$out/manifest"
 
@@ -101,7 +108,7 @@ cleaned=0
 clean() {
 	cleaned=$((cleaned + 1))
 	mkdir -p "$out/old"
-	mv "$out/traces" "$out/old/t$cleaned" && mv "$out/ht" "$out/old/h$cleaned"
+	mv "$out/traces" "$out/old/t$$-$cleaned" && mv "$out/ht" "$out/old/h$$-$cleaned"
 	mkdir -p "$out/traces" "$out/ht"
 	: >"$out/manifest"
 }
@@ -139,7 +146,7 @@ for ((r = 0; r < N; r++)); do # the configurations take turns
 		time_one "$c" >>"$out/$c.us"
 	done
 done
-rm -rf "$out/old" # the runs' traces, after the timing
+[ "${KEEP:-0}" = 1 ] || rm -rf "$out/old" # the runs' traces, after the timing
 declare -A cpu anon file peak
 for c in "${configs[@]}"; do
 	[ -n "$c" ] || continue

@@ -1,16 +1,28 @@
 /* rtrace run's pool of trace files: a thread that keeps RT_POOL_SLOTS
- * empty files ready in a hidden directory of the output directory, which
- * the traced processes take by renaming one to their trace's name
- * (format/run_env.h, RT_ENV_POOL; the tracer's side is
+ * empty files ready in the output directory, under hidden names of their
+ * own, which the traced processes take by renaming one to their trace's
+ * name (format/run_env.h, RT_ENV_POOL; the tracer's side is
  * src/preload/pool.c, which says why).
  *
- * Each file is made as the tracer made its own (O_EXCL, 0600) with disk
- * blocks for its first RT_POOL_RESERVE bytes, so the tracer needs no
- * fallocate for its first records; it takes its slot's name once it is
- * whole (a rename: a tracer that took a file from a slot being filled
- * would find it short, and reserve the blocks itself).
+ * Each file is made as the tracer made its own (0600) with disk blocks
+ * for its first RT_POOL_RESERVE bytes, so the tracer needs no fallocate
+ * for its first records; it takes its slot's name once it is whole (a
+ * tracer that took a file from a slot being filled would find it short,
+ * and reserve the blocks itself). It is made with no name (O_TMPFILE)
+ * and then linked: the directory is locked only for the link, not while
+ * the filesystem looks for an inode, which on ext4 without a journal
+ * passes over every inode freed in the last minutes (a build's, or the
+ * previous run's traces removed: 0.1-1.4 ms a file). An open with
+ * O_CREAT held the lock as long, and the traced processes' renames
+ * waited for it (a --follow-children loop of 100 /bin/true: 154 ms
+ * against 143 ms in such a state, bench/README.md "Per-process cost").
  *
- * The thread looks at the pool (one readdir) FAST_MS after it made a
+ * The slots are in the output directory itself, not in a directory of
+ * their own: a rename between two directories takes the filesystem's
+ * rename mutex and both directories' locks, one within a directory only
+ * its lock.
+ *
+ * The thread looks at the slots (a stat each) FAST_MS after it made a
  * file, twice as long after each look that found nothing taken, up to
  * SLOW_MS: a shell loop or a build finds its files made again within
  * 2 ms (8 files: 4 iterations of a shell loop, whose fork child and
@@ -20,18 +32,17 @@
  * thread took more (~80 us of CPU a file, its wake-ups included) than
  * the rename saved the process; a --follow-children shell loop of
  * /bin/true cost 2.23x plain with it, 2.04x without (bench/README.md,
- * "Per-process cost"). The pool is
- * removed with the files left when the program ends; rtrace run killed
- * leaves it (a directory .rtrace-pool-XXXXXX of at most RT_POOL_SLOTS
- * empty files), and every trace written so far under its name. The
- * thread takes no signal (rtrace run's main thread forwards them).
+ * "Per-process cost"). The slots left are removed when the program
+ * ends; rtrace run killed leaves them (at most RT_POOL_SLOTS empty files
+ * named .rtrace-pool-PID-N, which a later run's tracers may take as
+ * theirs), and every trace written so far under its name. The thread
+ * takes no signal (rtrace run's main thread forwards them).
  * RTRACE_ZSTATS in the environment prints how many files it made. */
 #define _GNU_SOURCE
 #include "run_pool.h"
 #include "cli.h"
 #include "format/run_env.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -51,30 +62,63 @@
 #define SLOW_MS 32
 
 struct run_pool {
-	char name[64]; /* in the output directory */
-	bool chmod;    /* the umask takes bits of 0600 off */
-	int dirfd;     /* the output directory */
-	DIR *pool;
+	char prefix[64]; /* of the slots' names: slot i is prefix and i */
+	bool chmod;      /* the umask takes bits of 0600 off */
+	bool tmpfile;    /* O_TMPFILE works here (until it fails once) */
+	int dirfd;       /* the output directory */
 	int stop[2];
 	pthread_t thread;
 	unsigned long made;
 };
 
-/* Slot i's file, made whole under another name ("n" and i, which no
- * tracer takes) and then renamed to its slot; false when it cannot be (a
- * full disk). */
+/* A new file in the pool's directory with no name yet: O_TMPFILE takes
+ * no lock on the directory while the filesystem finds it an inode, which
+ * on ext4 without a journal can mean passing over every inode freed in
+ * the last minutes (0.1-1.4 ms, find_inode_bit and recently_deleted).
+ * An open with O_CREAT holds the directory's lock all that time, and a
+ * traced process renaming a slot out of it waited as long. -1 where the
+ * filesystem has no O_TMPFILE (the caller makes a named file). */
+static int unnamed(int d)
+{
+	return openat(d, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+}
+
+/* fd's unnamed file linked as name in d: through /proc, which needs no
+ * capability (linkat's AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH). */
+static bool link_unnamed(int fd, int d, const char *name)
+{
+	char proc[32];
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+	return !linkat(AT_FDCWD, proc, d, name, AT_SYMLINK_FOLLOW);
+}
+
+/* Slot i's name, or with tmp its file's name while it is made. */
+static void slot_name(const run_pool *p, unsigned i, bool tmp, char out[96])
+{
+	snprintf(out, 96, "%s%s%u", p->prefix, tmp ? "n" : "", i);
+}
+
+/* Slot i's file, made whole before it takes the slot's name (a tracer
+ * takes it at once): unnamed and then linked, or where that cannot be
+ * done made under another name (prefix, "n" and i, which no tracer
+ * takes) and renamed; false when it cannot be made (a full disk). */
 static bool make(run_pool *p, unsigned i)
 {
-	char n[16], tmp[16];
-	snprintf(n, sizeof n, "%u", i);
-	snprintf(tmp, sizeof tmp, "n%u", i);
-	int d = dirfd(p->pool), fd = openat(d, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	char n[96], tmp[96];
+	slot_name(p, i, false, n);
+	slot_name(p, i, true, tmp);
+	int d = p->dirfd, fd = p->tmpfile ? unnamed(d) : -1;
+	bool named = fd < 0;
+	if (named) {
+		p->tmpfile = false;
+		fd = openat(d, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	}
 	if (fd < 0)
 		return false;
 	bool ok = (!p->chmod || !fchmod(fd, 0600)) && !posix_fallocate(fd, 0, RT_POOL_RESERVE) &&
-		  !renameat(d, tmp, d, n);
+		  (named ? !renameat(d, tmp, d, n) : link_unnamed(fd, d, n));
 	close(fd);
-	if (!ok)
+	if (!ok && named)
 		(void)unlinkat(d, tmp, 0);
 	p->made += ok;
 	return ok;
@@ -87,21 +131,16 @@ static bool stopped(const run_pool *p)
 }
 
 /* Makes the missing slots' files again (until told to stop: a file can
- * take a millisecond); how many it made. */
+ * take a millisecond); how many it made. A slot is looked at by name:
+ * the output directory holds every trace, a readdir would read them all. */
 static unsigned fill(run_pool *p)
 {
-	bool have[RT_POOL_SLOTS] = {false};
-	struct dirent *e;
-	rewinddir(p->pool);
-	while ((e = readdir(p->pool))) {
-		char *end;
-		unsigned long i = strtoul(e->d_name, &end, 10);
-		if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && !*end && i < RT_POOL_SLOTS)
-			have[i] = true;
-	}
 	unsigned made = 0;
 	for (unsigned i = 0; i < RT_POOL_SLOTS; i++) {
-		if (have[i])
+		char n[96];
+		struct stat st;
+		slot_name(p, i, false, n);
+		if (!fstatat(p->dirfd, n, &st, AT_SYMLINK_NOFOLLOW))
 			continue;
 		if (stopped(p) || !make(p, i))
 			break; /* the next look tries again */
@@ -122,30 +161,11 @@ static void *run(void *arg)
 
 static void pool_free(run_pool *p)
 {
-	if (p->pool)
-		closedir(p->pool);
 	int fds[] = {p->dirfd, p->stop[0], p->stop[1]};
 	for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	free(p);
-}
-
-/* The pool's directory, made in dir (0700, a name of its own). */
-static bool make_dir(run_pool *p, const char *dir)
-{
-	char path[PATH_MAX];
-	int n = snprintf(path, sizeof path, "%s/.rtrace-pool-XXXXXX", dir);
-	if (n < 0 || (size_t)n >= sizeof path || !mkdtemp(path))
-		return false;
-	snprintf(p->name, sizeof p->name, "%s", strrchr(path, '/') + 1);
-	p->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int fd = p->dirfd < 0 ? -1 : openat(p->dirfd, p->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0 && !(p->pool = fdopendir(fd)))
-		close(fd);
-	if (!p->pool)
-		(void)rmdir(path);
-	return p->pool != NULL;
 }
 
 run_pool *run_pool_start(const char *dir, char *name, size_t len)
@@ -159,10 +179,12 @@ run_pool *run_pool_start(const char *dir, char *name, size_t len)
 	mode_t mask = umask(0); /* rtrace run has no other thread yet */
 	umask(mask);
 	p->chmod = (mask & 0600) != 0;
-	p->dirfd = p->stop[0] = p->stop[1] = -1;
-	if (!make_dir(p, dir) || strlen(p->name) >= len) {
-		if (p->pool)
-			(void)unlinkat(p->dirfd, p->name, AT_REMOVEDIR);
+	p->tmpfile = true;
+	p->stop[0] = p->stop[1] = -1;
+	/* rtrace run's process id: no other run in the directory has it */
+	int n = snprintf(p->prefix, sizeof p->prefix, ".rtrace-pool-%ld-", (long)getpid());
+	p->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (p->dirfd < 0 || n < 0 || (size_t)n >= len) {
 		pool_free(p);
 		return NULL;
 	}
@@ -172,11 +194,10 @@ run_pool *run_pool_start(const char *dir, char *name, size_t len)
 	int err = pipe2(p->stop, O_CLOEXEC) ? errno : pthread_create(&p->thread, NULL, run, p);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
-		(void)unlinkat(p->dirfd, p->name, AT_REMOVEDIR);
 		pool_free(p);
 		return NULL;
 	}
-	memcpy(name, p->name, strlen(p->name) + 1);
+	memcpy(name, p->prefix, (size_t)n + 1);
 	return p;
 }
 
@@ -188,11 +209,10 @@ void run_pool_stop(run_pool *p)
 	pthread_join(p->thread, NULL);
 	unsigned long left = 0;
 	for (unsigned i = 0; i < RT_POOL_SLOTS; i++) {
-		char n[16];
-		snprintf(n, sizeof n, "%u", i);
-		left += !unlinkat(dirfd(p->pool), n, 0);
+		char n[96];
+		slot_name(p, i, false, n);
+		left += !unlinkat(p->dirfd, n, 0);
 	}
-	(void)unlinkat(p->dirfd, p->name, AT_REMOVEDIR);
 	if (getenv("RTRACE_ZSTATS"))
 		cli_info("pool: %lu trace files made ahead, %lu taken", p->made, p->made - left);
 	pool_free(p);

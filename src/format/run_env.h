@@ -89,17 +89,18 @@
  * (`rtrace run --list-modules`, which preloads it into /bin/true). */
 #define RT_ENV_LIST_MODULES "RTRACE_LIST_MODULES"
 
-/* The name of a directory in RT_ENV_DIR (so on its filesystem) where
- * `rtrace run` keeps trace files made ahead of need (src/cli/run_pool.c),
- * for the tracer to take one instead of creating its own (unset or
- * empty: it creates its own; at most 63 bytes). It holds regular files
- * named "0" to RT_POOL_SLOTS - 1 (some may be missing: taken, not yet
- * made again), each empty, 0600, with disk blocks for its first
- * RT_POOL_RESERVE bytes (its size). A tracer takes one by renaming it to
- * its trace's name in RT_ENV_DIR (renameat2 RENAME_NOREPLACE: a name
- * taken is EEXIST, a slot taken ENOENT, and the file is its own from
- * then on), then opens it by that name; it tries at most RT_POOL_TRIES
- * slots, from its process id's, and else creates its file itself. */
+/* The name prefix of the trace files `rtrace run` keeps made ahead of
+ * need in RT_ENV_DIR (src/cli/run_pool.c), for the tracer to take one
+ * instead of creating its own (unset or empty: it creates its own; at
+ * most 63 bytes). Slot i is the prefix followed by i in decimal, for i
+ * from 0 to RT_POOL_SLOTS - 1 (some may be missing: taken, not yet made
+ * again), each a regular file, empty, 0600, with disk blocks for its
+ * first RT_POOL_RESERVE bytes (its size). A tracer takes one by renaming
+ * it to its trace's name in the same directory (renameat2
+ * RENAME_NOREPLACE: a name taken is EEXIST, a slot taken ENOENT, and the
+ * file is its own from then on), then opens it by that name; it tries
+ * at most RT_POOL_TRIES slots, from its process id's, and else creates
+ * its file itself. */
 #define RT_ENV_POOL "RTRACE_POOL"
 #define RT_POOL_SLOTS 8
 #define RT_POOL_TRIES 4

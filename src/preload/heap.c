@@ -583,6 +583,7 @@ void rt_heap_write_error(int kind, uint64_t index, int fn, uintptr_t p, uint64_t
 	q = rt_put_varint(q, blk->free_fn);
 	q = rt_put_varint(q, blk->free_bt);
 	rt_commit(q);
+	rt_writer_keep();
 }
 
 void rt_heap_lock_all(void)

@@ -432,6 +432,7 @@ static void limit_lowering(int res, const struct rlimit *rl)
 		int busy = rt_t.busy, err = errno;
 		rt_t.busy = 1;
 		rt_leak_reserve();
+		rt_writer_limit((uint64_t)rl->rlim_cur);
 		rt_t.busy = busy;
 		errno = err;
 	}

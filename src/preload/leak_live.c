@@ -153,6 +153,8 @@ static void check(int mode)
 	if (t)
 		rt_pages_free(t, cap * sizeof *t);
 	rt_leak_scan_free(s);
+	rt_writer_keep(); /* asked for: in the file now, whatever comes next */
+	rt_writer_settle();
 }
 
 /* A forked child: its own trace numbers its checks from 1, and no check

@@ -125,6 +125,7 @@ void rt_mod_put(uint64_t index, int kind, unsigned fn, unsigned res, uint64_t id
 	if (!index)
 		index = rt_next_index();
 	rt_record_ex(index, kind, fn, res, id, size, bt, args, nargs);
+	rt_writer_keep(); /* a descriptor, a mapping ... may outlive an exec */
 	rt_t.busy = busy;
 	rt_heap_unpin();
 	errno = err;

@@ -40,7 +40,7 @@ int rt_pool_take(const char *path)
 	unsigned first = (unsigned)getpid() % RT_POOL_SLOTS;
 	int err = ENOENT;
 	for (unsigned t = 0; t < RT_POOL_TRIES && !pool_off; t++) {
-		snprintf(slot, sizeof slot, "%s/%s/%u", rt_opt.dir, rt_opt.pool, (first + t) % RT_POOL_SLOTS);
+		snprintf(slot, sizeof slot, "%s/%s%u", rt_opt.dir, rt_opt.pool, (first + t) % RT_POOL_SLOTS);
 		if (!renameat2(AT_FDCWD, slot, AT_FDCWD, path, RENAME_NOREPLACE)) {
 			int fd = open(path, O_RDWR | O_CLOEXEC);
 			if (fd < 0) /* ours, but unusable: no file rather than an empty one */

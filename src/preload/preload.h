@@ -48,7 +48,7 @@ typedef struct rt_options {
 	uint64_t min_lifetime_ns; /* or its time bound (the ring then the longest) */
 	char dir[1024];
 	char manifest[1024]; /* file receiving one line per trace created */
-	char pool[64];       /* rtrace run's trace files made ahead, in dir (format/run_env.h), or "" */
+	char pool[64];       /* name prefix of rtrace run's trace files made ahead, in dir (format/run_env.h), or "" */
 } rt_options;
 
 extern rt_options rt_opt;
@@ -108,11 +108,20 @@ int rt_writer_open(void);
  * goes on untraced. file NULL after the exec failed: none does. */
 void rt_writer_exec(const char *file);
 void rt_writer_close(void);
-/* In a fork child: the parent's file let go; the child's is created at
- * its first record, preamble() written first. */
+/* In a fork child: the parent's file let go (its number held); the
+ * child's trace begins at its first record, preamble() written first,
+ * in memory until it needs its file (writer.c, mem_chunk). */
 void rt_writer_fork_child(void (*preamble)(void), bool locked);
 /* A fork child's file is still to be created (nothing recorded yet). */
 bool rt_writer_pending(void);
+/* A fork child's trace that began in memory (writer.c, mem_chunk): the
+ * records made so far must outlive an exec (a resource other than
+ * memory, a heap error, a leak check), or must be in the file now. */
+void rt_writer_keep(void);
+void rt_writer_settle(void);
+/* The program sets its descriptor limit to cur: a trace in memory makes
+ * its file first when the number held for it would be out of reach. */
+void rt_writer_limit(uint64_t cur);
 /* The trace file's descriptor (-1: none); whether fd is it (the program
  * closing it gets EBADF, as it would without the tracer); moving it away
  * from a number the program is about to dup2 onto. */

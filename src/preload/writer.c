@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -444,12 +445,148 @@ static void to_raw_name(void)
 		raw_named = true;
 }
 
+/* A fork child's trace begins in memory: its first records go into
+ * mem_chunk, FIRST_PART bytes standing for its first chunk, and the file
+ * is made only when the trace needs it (mem_file): records past those
+ * bytes or from a second thread, the end of the process (exit, _exit, a
+ * fatal signal), a leak check asked for, or an exec after records that
+ * an exec does not make moot (rt_writer_keep). An exec of the child
+ * otherwise drops them with the process image: blocks allocated between
+ * a fork and an exec are not leaks (memcheck reports nothing for them),
+ * and a child made by posix_spawn or vfork leaves no trace either. So a
+ * shell's or a build's fork child, which frees and allocates a block or
+ * two before it execs the command, makes no file: 2 files a command
+ * became 1, and a --follow-children loop of 100 /bin/true lost a third
+ * of what the tracer added to it (bench/README.md, "Per-process cost").
+ * A SIGKILL before the file is made loses those first records (at most
+ * FIRST_PART bytes of them); the file, once made, is as any other trace.
+ * In .lbss with the cold tables: only a fork child's records write it. */
+static uint8_t mem_chunk[FIRST_PART] RT_COLD __attribute__((aligned(64)));
+static bool in_mem;   /* the trace is mem_chunk alone, no file yet */
+static bool mem_left; /* the file is made and mem_chunk's records are still to go into it */
+static bool mem_keep; /* an exec keeps them */
+/* The parent's trace descriptor, inherited (hidden, close-on-exec), held
+ * until the child makes its file: the number is then free for it even
+ * when the program took every other one below its limit, as fdres.c's
+ * placeholders do for the leak check's (tp_sigfd forkopen). A program
+ * lowering its limit below it makes the file first (rt_writer_limit). */
+static int hold_fd = -1;
+static dev_t hold_dev;
+static ino_t hold_ino;
+
+/* Lets the placeholder go: closed if it still is the parent's file (the
+ * program may have dup2'ed onto its number). */
+static void hold_release(void)
+{
+	int fd = hold_fd;
+	struct stat st;
+	if (fd < 0)
+		return;
+	hold_fd = -1;
+	hide(fd, false);
+	if (!fstat(fd, &st) && st.st_dev == hold_dev && st.st_ino == hold_ino)
+		close(fd);
+}
+
+/* Starts a fork child's trace in memory: chunk 0 is mem_chunk. */
+static void mem_begin(void)
+{
+	in_mem = true;
+	atomic_store(&ready_chunks, 1);
+}
+
+/* The file of a trace begun in memory, with its first chunk mapped and
+ * its first part reserved (grow_lock held): 0, or -1 when tracing
+ * stopped. The records in memory go into it with mem_move. */
+static int mem_file(void)
+{
+	in_mem = false;
+	hold_release();
+	if (rt_writer_open())
+		return -1;
+	int fd = trace_fd();
+	if (fd < 0)
+		return -1;
+	void *p = mmap(NULL, SEG_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, HDR_SIZE);
+	if (p == MAP_FAILED)
+		return stop(RT_TF_STOP_MAP, errno), -1;
+	no_readahead(p);
+	seg_base(0) = p;
+	mem_left = true;
+	int err = reserve_first(fd, FIRST_PART);
+	if (err)
+		return stop(err == EFBIG ? RT_TF_STOP_FSIZE : RT_TF_STOP_EXTEND, err), -1;
+	return 0;
+}
+
+/* Copies the records in memory into the file's first chunk (grow_lock
+ * held); the thread that writes them (its chunk is mem_chunk) goes on
+ * there. Another thread (the end of the process, an exec) copies what
+ * mem_chunk's count of bytes says is written. */
+static void mem_move(void)
+{
+	uint32_t used = atomic_load_explicit((_Atomic uint32_t *)(mem_chunk + RT_TF_OFF_USED), memory_order_acquire);
+	memcpy(seg_base(0), mem_chunk, CHUNK_HDR + (used < FIRST_PART - CHUNK_HDR ? used : FIRST_PART - CHUNK_HDR));
+	mem_left = false;
+	if (rt_t.chunk == mem_chunk) {
+		rt_t.chunk = seg_base(0);
+		rt_t.cap = first_reserved - CHUNK_HDR;
+	}
+}
+
+/* Puts a trace begun in memory into its file, made now if need be:
+ * 0, or -1 when tracing stopped. At the process's end (wait false) the
+ * lock is tried for a while rather than waited for: the end may come
+ * from a signal handler on a thread that holds it here. */
+static int mem_settle_at(bool wait)
+{
+	int err = 0, busy = rt_t.busy;
+	if (wait)
+		pthread_mutex_lock(&grow_lock);
+	else
+		for (int k = 0; pthread_mutex_trylock(&grow_lock); k++)
+			if (k == 1000)
+				return -1;
+			else
+				sched_yield();
+	rt_t.busy = 1; /* the tracer's own open and close */
+	if (in_mem)
+		err = mem_file();
+	if (!err && mem_left)
+		mem_move();
+	pthread_mutex_unlock(&grow_lock);
+	rt_t.busy = busy;
+	return err;
+}
+
+static int mem_settle(void) { return mem_settle_at(true); }
+
+void rt_writer_keep(void)
+{
+	if (RT_UNLIKELY(in_mem) && !mem_keep)
+		mem_keep = true;
+}
+
+void rt_writer_settle(void)
+{
+	if (RT_UNLIKELY(in_mem || mem_left))
+		(void)mem_settle();
+}
+
+void rt_writer_limit(uint64_t cur)
+{
+	if (in_mem && hold_fd >= 0 && cur <= (uint64_t)hold_fd)
+		(void)mem_settle();
+}
+
 /* Makes the next chunks ready: maps their segment (whole) and reserves
  * their blocks; only chunks backed by reserved blocks are handed out.
  * Called with grow_lock held. ahead: before the chunks are needed (see
  * grow_ahead), when a failure is left for the growth that needs them. */
 static int grow(bool ahead)
 {
+	if (in_mem && (ahead || mem_file()))
+		return -1; /* a second chunk: the trace needs its file */
 	uint64_t ready = atomic_load(&ready_chunks), seg = ready / CHUNKS_PER_SEG;
 	if (seg >= MAX_SEGS)
 		return ahead ? -1 : (stop(RT_TF_STOP_MAX, 0), -1);
@@ -515,9 +652,10 @@ static uint8_t *chunk_new(void)
 		if (i >= atomic_load_explicit(&ready_chunks, memory_order_acquire))
 			return NULL;
 	}
-	uint8_t *c = seg_base(i / CHUNKS_PER_SEG) + (i % CHUNKS_PER_SEG) * CHUNK_SIZE;
+	bool mem = !i && in_mem;
+	uint8_t *c = mem ? mem_chunk : seg_base(i / CHUNKS_PER_SEG) + (i % CHUNKS_PER_SEG) * CHUNK_SIZE;
 	chunk_index = i;
-	rt_t.cap = i ? RT_RESERVE_MAX : first_reserved - CHUNK_HDR;
+	rt_t.cap = i ? RT_RESERVE_MAX : (mem ? FIRST_PART : first_reserved) - CHUNK_HDR;
 	uint32_t tid = (uint32_t)syscall(SYS_gettid), seq = chunk_seq++;
 	memcpy(c, RT_TF_CHUNK_MAGIC, RT_TF_CHUNK_MAGIC_LEN);
 	memcpy(c + RT_TF_OFF_TID, &tid, 4);
@@ -525,11 +663,11 @@ static uint8_t *chunk_new(void)
 	return c;
 }
 
-/* A forked child's file is created at its first record (open_late), not
- * at the fork: bash's child of every command that execs at once, or a
- * child that _exits, leaves no trace with nothing in it. Each traced
- * process creating its file was 14-16% of the CPU of a traced shell loop
- * (ext4_create; bench/README.md, "Per-process cost"). */
+/* A forked child's trace begins at its first record (open_late), not at
+ * the fork, and in memory (mem_chunk): a child that _exits before any
+ * leaves no trace. Each traced process creating its file was 14-16% of
+ * the CPU of a traced shell loop (ext4_create; bench/README.md,
+ * "Per-process cost"). */
 static _Atomic int open_pending;
 static void (*late_preamble)(void);
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -541,17 +679,18 @@ static __thread int opening; /* this thread creates the file: its preamble's rec
 static int open_late(void)
 {
 	if (opening)
-		return !have_file; /* the preamble, or a handler interrupting it */
+		return !have_file && !in_mem; /* the preamble, or a handler interrupting it */
 	pthread_mutex_lock(&open_lock);
 	if (atomic_load(&open_pending)) {
 		opening = 1;
-		if (rt_writer_open() == 0 && late_preamble)
+		mem_begin();
+		if (late_preamble)
 			late_preamble();
 		opening = 0;
 		atomic_store_explicit(&open_pending, 0, memory_order_release);
 	}
 	pthread_mutex_unlock(&open_lock);
-	return !have_file;
+	return !have_file && !in_mem;
 }
 
 bool rt_writer_pending(void) { return atomic_load(&open_pending) != 0; }
@@ -596,6 +735,9 @@ uint8_t *rt_reserve_slow(size_t n)
 	 * chunk this record then goes on in when it fits */
 	if (RT_UNLIKELY(atomic_load_explicit(&open_pending, memory_order_acquire)) && !rt_t.chunk && open_late())
 		return NULL;
+	/* the first records in memory are full: into the file, and on there */
+	if (RT_UNLIKELY(rt_t.chunk == mem_chunk) && rt_t.used + n > rt_t.cap && mem_settle())
+		return rt_t.cap = 0, NULL;
 	if (RT_UNLIKELY(!rt_t.chunk || rt_t.used + n > CHUNK_SIZE - CHUNK_HDR)) {
 		if (rt_t.chunk)
 			chunk_left();
@@ -712,13 +854,32 @@ static int write_header(int fd)
  * execs untraced ("PID >PROG"), without keeping a descriptor open in the
  * traced program. Entries end with a NUL byte: a path may hold any other
  * byte, a newline included. */
+static void announce_to(int fd, const char *mark, const char *path);
+
 static void announce(const char *mark, const char *path)
 {
 	if (!rt_opt.manifest[0])
 		return;
 	int fd = open(rt_opt.manifest, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (fd < 0)
-		return;
+	bool lent = fd < 0 && (errno == EMFILE || errno == ENFILE) && own_fd >= 0;
+	if (lent) {
+		/* no number free: a fork child whose program took them all
+		 * made its file in the one held for it (hold_fd). The trace's
+		 * number is lent for the line (its mapping keeps the file) */
+		hide(own_fd, false);
+		close(own_fd);
+		own_fd = -1;
+		fd = open(rt_opt.manifest, O_WRONLY | O_APPEND | O_CLOEXEC);
+	}
+	if (fd >= 0)
+		announce_to(fd, mark, path);
+	if (lent && (fd = open(cur_path, O_RDWR | O_CLOEXEC)) >= 0)
+		(void)adopt_fd(fd, NULL);
+}
+
+/* announce's line, written to the manifest's descriptor fd (closed). */
+static void announce_to(int fd, const char *mark, const char *path)
+{
 	char line[4200];
 	size_t n = 0; /* "PID MARKPATH" */
 	rt_cat_dec(line, sizeof line, &n, (uint64_t)getpid());
@@ -757,6 +918,10 @@ static void exec_target(const char *file, char *out, size_t len)
 
 void rt_writer_exec(const char *file)
 {
+	/* a trace in memory: dropped by the exec, unless kept; one in its
+	 * file gets the records still in memory */
+	if (file && (mem_left || (in_mem && mem_keep)))
+		(void)mem_settle();
 	if (rt_opt.follow)
 		return; /* the new program writes a trace of its own */
 	char prog[4096]; /* not cleared whole: each 4 KiB of stack is a page copied in a fork child */
@@ -811,6 +976,8 @@ int rt_writer_open(void)
 /* Records where the data ends and gives back the unused reservation. */
 void rt_writer_close(void)
 {
+	if (in_mem || mem_left) /* a trace begun in memory ends in its file */
+		(void)mem_settle_at(false);
 	if (!have_file)
 		return;
 	int fd = trace_fd();
@@ -830,8 +997,9 @@ void rt_writer_close(void)
 void rt_writer_lock(void) { pthread_mutex_lock(&grow_lock); }
 void rt_writer_unlock(void) { pthread_mutex_unlock(&grow_lock); }
 
-/* In a forked child: drop the parent's mappings; a file of our own
- * comes with the first record, which preamble() begins (open_late). Only
+/* In a forked child: drop the parent's mappings, hold its descriptor's
+ * number; a trace of our own comes with the first record, which
+ * preamble() begins (open_late), in memory until it needs its file. Only
  * the forking thread exists here. */
 void rt_writer_fork_child(void (*preamble)(void), bool locked)
 {
@@ -840,13 +1008,17 @@ void rt_writer_fork_child(void (*preamble)(void), bool locked)
 		grow_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 		open_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 	}
-	int old = own_fd, busy = rt_t.busy;
-	own_fd = -1; /* the parent's file */
-	rt_t.busy = 1;
-	hide(old, false);
-	if (old >= 0)
-		close(old);
-	rt_t.busy = busy;
+	int old = own_fd;
+	own_fd = -1; /* the parent's file: held in its number (hold_fd) */
+	if (old >= 0) {
+		int busy = rt_t.busy;
+		rt_t.busy = 1;
+		hold_release(); /* a grandparent's, after a fork of a child with a file */
+		rt_t.busy = busy;
+		hold_fd = old;
+		hold_dev = own_dev;
+		hold_ino = own_ino;
+	}
 	uint64_t segs = (atomic_load(&ready_chunks) + CHUNKS_PER_SEG - 1) / CHUNKS_PER_SEG;
 	for (uint64_t s = 0; s < segs; s++) {
 		if (seg_base(s))
@@ -864,6 +1036,7 @@ void rt_writer_fork_child(void (*preamble)(void), bool locked)
 	atomic_fetch_add(&rt_writer_gen, 1);
 	atomic_store(&disabled_once, 0);
 	RT_STORE(rt_stopped, 0);
+	in_mem = mem_left = mem_keep = false;
 	writer_pid = getpid(); /* this process's trace, before its file exists */
 	late_preamble = preamble;
 	atomic_store(&open_pending, 1);

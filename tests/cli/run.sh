@@ -80,13 +80,15 @@ rm -f ./*.rtrace
 f=$(ls tp_churn-*.rtrace 2>/dev/null)
 [ "$(head -c 8 "$f" | od -An -c | tr -d ' ')" = 'RTRACE\0002' ] && ok || bad "trace magic"
 
-# fork: a file per process; exec'd children only with --follow-children
+# fork: a file per process; exec'd children only with --follow-children;
+# a fork child's blocks before its exec are no leaks (memcheck reports
+# nothing for them either): a child that execs leaves no trace
 rm -f ./*.rtrace
 "$RTRACE" run -q -o "$TMP" -- "$P/tp_fork" > /dev/null
 [ "$(ls tp_fork-*.rtrace | wc -l)" = 2 ] && ok || bad "fork: $(ls ./*.rtrace)"
 rm -f ./*.rtrace
 "$RTRACE" run -q -o "$TMP" -- "$P/tp_fork" "$P/tp_env" > out
-[ "$(ls ./*.rtrace | wc -l)" = 2 ] && ok || bad "fork+exec without follow: $(ls ./*.rtrace)"
+[ "$(ls ./*.rtrace | wc -l)" = 1 ] && ok || bad "fork+exec without follow: $(ls ./*.rtrace)"
 grep -q "LD_PRELOAD=(unset) first-fd=[0-9]* rtrace-vars=0" out && ok || bad "exec'd child saw the tracer's environment: $(cat out)"
 rm -f ./*.rtrace
 "$RTRACE" run -q --follow-children -o "$TMP" -- "$P/tp_fork" "$P/tp_env" > /dev/null

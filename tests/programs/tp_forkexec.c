@@ -1,13 +1,55 @@
-/* A fork child that execs at once, as a shell runs a command: with
- * "quiet" the child makes no call before execv, with "alloc" it leaks
- * 33 bytes first. The exec'd program is this one again ("exec"), which
- * leaks 44 bytes. The parent leaks 11. */
+/* A fork child that execs, as a shell runs a command: with "quiet" the
+ * child makes no call before execv, with "alloc" it leaks 33 bytes
+ * first, with "many" it allocates 3000 blocks of 33 bytes (more records
+ * than a trace keeps in memory before its file), with "fd" it opens
+ * /dev/null (a descriptor the exec'd program inherits). The exec'd
+ * program is this one again ("exec"), which leaks 44 bytes. The parent
+ * leaks 11.
+ *
+ * Children that do not exec: "kill" allocates 3000 blocks and then kills
+ * itself with SIGKILL; "threads" starts 4 threads that allocate 50
+ * blocks of 55 bytes each and exits (status 0) once they are done. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+static void *blocks(void *arg)
+{
+	for (int i = 0; i < 50; i++)
+		if (!malloc(55))
+			return NULL;
+	return arg;
+}
+
+/* the child's part before its exec (or instead of it) */
+static void child(const char *mode)
+{
+	if (!strcmp(mode, "alloc") && !malloc(33))
+		_exit(1);
+	if (!strcmp(mode, "many") || !strcmp(mode, "kill"))
+		for (int i = 0; i < 3000; i++)
+			if (!malloc(33))
+				_exit(1);
+	if (!strcmp(mode, "kill"))
+		raise(SIGKILL);
+	if (!strcmp(mode, "fd") && open("/dev/null", O_RDONLY) < 0)
+		_exit(1);
+	if (!strcmp(mode, "threads")) {
+		pthread_t t[4];
+		for (int i = 0; i < 4; i++)
+			if (pthread_create(&t[i], NULL, blocks, t))
+				_exit(1);
+		for (int i = 0; i < 4; i++)
+			pthread_join(t[i], NULL);
+		exit(0);
+	}
+}
 
 int main(int argc, char **argv)
 {
@@ -16,15 +58,15 @@ int main(int argc, char **argv)
 	if (!malloc(11))
 		return 1;
 	char *args[] = {argv[0], "exec", NULL};
-	bool alloc = argc > 1 && !strcmp(argv[1], "alloc");
 	pid_t pid = fork();
 	if (pid == 0) {
-		if (alloc && !malloc(33))
-			_exit(1);
+		child(argc > 1 ? argv[1] : "quiet");
 		execv(argv[0], args);
 		_exit(126);
 	}
 	int status;
 	waitpid(pid, &status, 0);
+	if (WIFSIGNALED(status))
+		return WTERMSIG(status) == SIGKILL ? 0 : 1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
