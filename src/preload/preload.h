@@ -128,6 +128,12 @@ void rt_writer_limit(uint64_t cur);
 int rt_writer_fd(void);
 bool rt_writer_owns(int fd);
 void rt_writer_move_fd(void);
+/* The program dup2s onto fd: a number the tracer holds there other than
+ * its trace's (which moves: rt_writer_move_fd) becomes the program's, so
+ * that its close works: a fork child's held for its file (writer.c,
+ * hold_fd) is let go first, a reserved descriptor (fdres.c) is given up
+ * (its reader finds another file there and opens its own). */
+void rt_fd_taken(int fd);
 /* fd moved to a high number (the tracer's own descriptors, and those of
  * the libraries it calls, must not take the program's numbers). */
 int rt_place_fd(int fd);

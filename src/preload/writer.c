@@ -573,6 +573,20 @@ void rt_writer_settle(void)
 		(void)mem_settle();
 }
 
+void rt_fd_taken(int fd)
+{
+	if (RT_LIKELY(!rt_fd_hidden(fd)) || fd == own_fd)
+		return;
+	if (fd == hold_fd) {
+		int busy = rt_t.busy;
+		rt_t.busy = 1;
+		hold_release();
+		rt_t.busy = busy;
+	} else {
+		hide(fd, false);
+	}
+}
+
 void rt_writer_limit(uint64_t cur)
 {
 	if (in_mem && hold_fd >= 0 && cur <= (uint64_t)hold_fd)

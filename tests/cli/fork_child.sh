@@ -89,6 +89,12 @@ if command -v valgrind > /dev/null; then
   [ -n "$want" ] && [ "$got" = "$want" ] && ok || bad "threads: definitely lost '$got', memcheck '$want'"
 fi
 
+# the numbers a fork child's tracer holds (its parent's trace descriptor,
+# kept for its own file; the leak check's reserved ones) are the
+# program's once it dup2s onto them: each close of them works
+out=$("$RTRACE" run -q --follow-children -o "$TMP/fe" -- "$PROGRAMS/tp_forkexec" dup2 2> /dev/null)
+[ "$out" = "dup2 close failed=0" ] && ok || bad "dup2 onto the tracer's numbers in a fork child: $out"
+
 # a forked child's first record empties the tracer's stack cache (the
 # parent's 4096 stacks: 192 KiB of slots) by dropping its pages, not by
 # clearing them: the child's private dirty memory grows by less than that

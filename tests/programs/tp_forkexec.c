@@ -8,7 +8,10 @@
  *
  * Children that do not exec: "kill" allocates 3000 blocks and then kills
  * itself with SIGKILL; "threads" starts 4 threads that allocate 50
- * blocks of 55 bytes each and exits (status 0) once they are done. */
+ * blocks of 55 bytes each and exits (status 0) once they are done;
+ * "dup2" dup2s onto each number from 3 to 1023 (among them the one the
+ * tracer holds for the child's trace), closes it again and prints how
+ * many of those closes failed. */
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -40,6 +43,15 @@ static void child(const char *mode)
 		raise(SIGKILL);
 	if (!strcmp(mode, "fd") && open("/dev/null", O_RDONLY) < 0)
 		_exit(1);
+	if (!strcmp(mode, "dup2")) {
+		free(malloc(16)); /* the child's trace begins */
+		int failed = 0;
+		for (int fd = 3; fd < 1024; fd++)
+			if (dup2(0, fd) == fd && close(fd))
+				failed++;
+		printf("dup2 close failed=%d\n", failed);
+		exit(0);
+	}
 	if (!strcmp(mode, "threads")) {
 		pthread_t t[4];
 		for (int i = 0; i < 4; i++)
