@@ -121,6 +121,15 @@ mkdir one
 strace -f -qq -e trace=mkdir -o st "$RTRACE" run -q -o "$TMP/one" -- "$PROGRAMS/tp_fork" > /dev/null 2>&1
 ! grep -q 'rtrace-pool' st && [ "$(ls one | wc -l)" = 2 ] && ok || bad "no --follow-children: $(grep mkdir st) $(ls -A one)"
 
+# --- one CPU (taskset): no pool, whose thread would take the program's CPU ---
+if command -v taskset > /dev/null; then
+  mkdir cpu1
+  strace -f -qq -e trace=openat,linkat -o st taskset -c 0 "$RTRACE" run -q --follow-children -o "$TMP/cpu1" -- \
+    bash -c '/bin/true; /bin/true' > /dev/null 2>&1
+  ! grep -qE 'O_TMPFILE|rtrace-pool' st && [ "$(ls -A cpu1 | wc -l)" = 3 ] && ok ||
+    bad "one CPU: $(grep -E 'O_TMPFILE|rtrace-pool' st | head -2) $(ls -A cpu1)"
+fi
+
 # --- on tmpfs, no pool: the processes create their files ---
 if [ -d /dev/shm ] && tmpfs /dev/shm && shm=$(mktemp -d /dev/shm/trace_pool.XXXXXX); then
   strace -f -qq -e trace=mkdir -o st "$RTRACE" run -q --follow-children -o "$shm" -- bash -c '/bin/true; /bin/true' > /dev/null 2>&1
