@@ -13,6 +13,7 @@
 #include "rtrace/supp.h"
 #include "supp/supp_int.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static void wildcards(void **state)
@@ -30,6 +31,27 @@ static void wildcards(void **state)
 	assert_false(rt_supp_wildcard("x\\*y", "xzy"));
 	assert_false(rt_supp_wildcard("x\\", "x"));
 	assert_true(rt_supp_wildcard("???", "???"));
+	/* a star after a failed try takes more; one before it never needs to */
+	assert_true(rt_supp_wildcard("*ab", "aab"));
+	assert_true(rt_supp_wildcard("a*?b*c", "aXbcbXc"));
+	assert_false(rt_supp_wildcard("a*?b", "ab"));
+	assert_true(rt_supp_wildcard("*\\*", "x*"));
+	assert_false(rt_supp_wildcard("*\\*", "xy"));
+	assert_true(rt_supp_wildcard("**a**", "bab"));
+	/* many stars and no match: a time in the product of the lengths (the
+	 * recursive matcher ran for minutes on a fuzzed pattern like this) */
+	char pat[400], str[400];
+	memset(pat, '*', 300);
+	strcpy(pat + 300, "x*y*z");
+	memset(str, 'a', 350);
+	str[350] = '\0';
+	assert_false(rt_supp_wildcard(pat, str));
+	for (int i = 0; i < 150; i++)
+		pat[2 * i] = 'a', pat[2 * i + 1] = '*';
+	strcpy(pat + 300, "b");
+	assert_false(rt_supp_wildcard(pat, str));
+	str[349] = 'b';
+	assert_true(rt_supp_wildcard(pat, str));
 }
 
 static void lsan_templates(void **state)
@@ -134,6 +156,30 @@ static const rt_supp_frame libc_free[] = {
 	{"free", NULL, "/lib/librtrace-preload.so", NULL, 0},
 	{"fclose", NULL, "/usr/lib/x86_64-linux-gnu/libc.so.6", NULL, 0},
 };
+
+/* "..." between frame lines, many of them, against a deep stack that
+ * has no frame the last line names: false, at once (the recursive
+ * matcher's time grew as the stack's depth to the number of "...") */
+static void many_dots(void **state)
+{
+	(void)state;
+	char text[4096];
+	size_t k = (size_t)snprintf(text, sizeof text, "{\n dots\n Memcheck:Leak\n");
+	for (int i = 0; i < 11; i++)
+		k += (size_t)snprintf(text + k, sizeof text - k, " ...\n fun:f\n");
+	snprintf(text + k, sizeof text - k, " ...\n fun:nowhere\n}\n");
+	rt_supp_set *s = read_ok(text);
+	rt_supp_frame deep[200];
+	for (int i = 0; i < 200; i++)
+		deep[i] = (rt_supp_frame){"f", NULL, "/bin/app", NULL, 0};
+	assert_false(rt_supp_matches(s, 0, "Leak", 1, deep, 200));
+	deep[150].fn = "nowhere";
+	assert_true(rt_supp_matches(s, 0, "Leak", 1, deep, 200));
+	deep[5].fn = "nowhere"; /* too early: 11 f before it */
+	deep[150].fn = "f";
+	assert_false(rt_supp_matches(s, 0, "Leak", 1, deep, 200));
+	rt_supp_free(s);
+}
 
 static void matches_valgrind(void **state)
 {
@@ -307,6 +353,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(wildcards),
+		cmocka_unit_test(many_dots),
 		cmocka_unit_test(lsan_templates),
 		cmocka_unit_test(reads_valgrind),
 		cmocka_unit_test(matches_valgrind),
