@@ -300,8 +300,6 @@ static bool target_closes(int old, int newfd)
 	RT_EXPORT int name params                                              \
 	{                                                                      \
 		RT_REAL(real.name, #name);                                     \
-		if (RT_UNLIKELY(newfd == rt_writer_fd()))                      \
-			rt_writer_move_fd();                                   \
 		rt_fd_taken(newfd);                                            \
 		if (!rt_mod_tracing(&rt_mod_fd) || old == newfd)               \
 			return real.name call;                                 \

@@ -123,16 +123,14 @@ void rt_writer_settle(void);
  * its file first when the number held for it would be out of reach. */
 void rt_writer_limit(uint64_t cur);
 /* The trace file's descriptor (-1: none); whether fd is it (the program
- * closing it gets EBADF, as it would without the tracer); moving it away
- * from a number the program is about to dup2 onto. */
+ * closing it gets EBADF, as it would without the tracer). */
 int rt_writer_fd(void);
 bool rt_writer_owns(int fd);
-void rt_writer_move_fd(void);
-/* The program dup2s onto fd: a number the tracer holds there other than
- * its trace's (which moves: rt_writer_move_fd) becomes the program's, so
- * that its close works: a fork child's held for its file (writer.c,
- * hold_fd) is let go first, a reserved descriptor (fdres.c) is given up
- * (its reader finds another file there and opens its own). */
+/* The program dup2s onto fd: a number the tracer holds there becomes the
+ * program's, so that its close works: the trace's descriptor moves to
+ * another number, a fork child's held for its file (writer.c, hold_fd)
+ * is let go, a reserved descriptor (fdres.c) is given up (its reader
+ * finds another file there and opens its own). */
 void rt_fd_taken(int fd);
 /* fd moved to a high number (the tracer's own descriptors, and those of
  * the libraries it calls, must not take the program's numbers). */

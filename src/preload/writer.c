@@ -258,8 +258,8 @@ static int adopt_fd(int fd, struct stat *st)
 	return own_fd = fd;
 }
 
-/* The program dup2'ed onto our descriptor's number: ours moves first. */
-void rt_writer_move_fd(void)
+/* The program dup2s onto our descriptor's number: ours moves first. */
+static void move_fd(void)
 {
 	int old = own_fd, busy = rt_t.busy;
 	rt_t.busy = 1;
@@ -478,14 +478,16 @@ static ino_t hold_ino;
  * program may have dup2'ed onto its number). */
 static void hold_release(void)
 {
-	int fd = hold_fd;
+	int fd = hold_fd, busy = rt_t.busy;
 	struct stat st;
 	if (fd < 0)
 		return;
 	hold_fd = -1;
 	hide(fd, false);
+	rt_t.busy = 1; /* the tracer's own close */
 	if (!fstat(fd, &st) && st.st_dev == hold_dev && st.st_ino == hold_ino)
 		close(fd);
+	rt_t.busy = busy;
 }
 
 /* Starts a fork child's trace in memory: chunk 0 is mem_chunk. */
@@ -543,12 +545,11 @@ static int mem_settle_at(bool wait)
 	int err = 0, busy = rt_t.busy;
 	if (wait)
 		pthread_mutex_lock(&grow_lock);
-	else
-		for (int k = 0; pthread_mutex_trylock(&grow_lock); k++)
-			if (k == 1000)
-				return -1;
-			else
-				sched_yield();
+	for (int k = 0; !wait && pthread_mutex_trylock(&grow_lock); k++) {
+		if (k == 1000)
+			return -1;
+		sched_yield();
+	}
 	rt_t.busy = 1; /* the tracer's own open and close */
 	if (in_mem)
 		err = mem_file();
@@ -575,16 +576,12 @@ void rt_writer_settle(void)
 
 void rt_fd_taken(int fd)
 {
-	if (RT_LIKELY(!rt_fd_hidden(fd)) || fd == own_fd)
-		return;
-	if (fd == hold_fd) {
-		int busy = rt_t.busy;
-		rt_t.busy = 1;
+	if (RT_UNLIKELY(fd >= 0 && fd == own_fd))
+		move_fd();
+	else if (RT_UNLIKELY(fd >= 0 && fd == hold_fd))
 		hold_release();
-		rt_t.busy = busy;
-	} else {
+	else if (RT_UNLIKELY(rt_fd_hidden(fd)))
 		hide(fd, false);
-	}
 }
 
 void rt_writer_limit(uint64_t cur)
@@ -1025,10 +1022,7 @@ void rt_writer_fork_child(void (*preamble)(void), bool locked)
 	int old = own_fd;
 	own_fd = -1; /* the parent's file: held in its number (hold_fd) */
 	if (old >= 0) {
-		int busy = rt_t.busy;
-		rt_t.busy = 1;
 		hold_release(); /* a grandparent's, after a fork of a child with a file */
-		rt_t.busy = busy;
 		hold_fd = old;
 		hold_dev = own_dev;
 		hold_ino = own_ino;
